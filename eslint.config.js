@@ -1,0 +1,42 @@
+// Lint rules that keep the mechanical parts honest (STYLE.md habit 14).
+import js from '@eslint/js';
+import vitest from '@vitest/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  { ignores: ['node_modules/**', 'cdk.out/**', '.stepwise/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommended,
+  {
+    rules: {
+      '@typescript-eslint/no-explicit-any': 'error',
+      '@typescript-eslint/ban-ts-comment': ['error', { 'ts-ignore': true, 'ts-nocheck': true, 'ts-expect-error': 'allow-with-description' }],
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/consistent-type-imports': 'error',
+    },
+  },
+  {
+    files: ['functions/core/**/*.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            { group: ['aws-cdk-lib', 'aws-cdk-lib/*', 'constructs'], message: 'core holds no infrastructure' },
+            { group: ['@aws-sdk/*', '@anthropic-ai/*'], message: 'core depends on ports, not SDKs' },
+            { group: ['**/adapters/**', '**/handlers/**', '**/local/**'], message: 'core may not import adapters' },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['test/**/*.ts'],
+    plugins: { vitest },
+    rules: {
+      'vitest/no-disabled-tests': 'error',
+      'vitest/no-focused-tests': 'error',
+      'vitest/expect-expect': 'error',
+    },
+  },
+);

@@ -1,0 +1,217 @@
+/**
+ * Conversation memory on DynamoDB: one item per message, one per tool result, all in one
+ * partition per conversation so a single paginated Query reads a whole conversation in order.
+ *
+ *   pk = conv#<conversationId>
+ *   sk = m#<seq>                    a message
+ *   sk = m#<seq>#r#<index>          the result of call <index> of message <seq>
+ *
+ * Every write is conditional on the item not existing, so a retried step cannot duplicate or
+ * overwrite. Bodies over `inlineLimitBytes` live in S3 and the item holds the key.
+ */
+import {
+  type DynamoDBDocumentClient,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  type QueryCommandOutput,
+} from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import {
+  type Conversation,
+  type ConversationRecord,
+  type ConversationStore,
+  assembleConversation,
+  MessageMeta,
+  type NewMessage,
+  type StoredMessage,
+  type Turn,
+  seqKey,
+} from '../core/conversation.js';
+import { StoredDataInvalid } from '../core/errors.js';
+import { ContentBlock, Role, ToolResultBlock } from '../core/messages.js';
+import { guard, isConditionFailed } from './aws-errors.js';
+import type { BlobStore } from './blobs.js';
+
+export const defaultInlineLimitBytes = 100 * 1024;
+
+const ItemBase = z.looseObject({
+  pk: z.string(),
+  sk: z.string(),
+  body: z.string().optional(),
+  bodyRef: z.string().optional(),
+});
+type ItemBase = z.infer<typeof ItemBase>;
+
+const MessageItem = ItemBase.extend({
+  seq: z.number(),
+  role: Role,
+  meta: MessageMeta,
+  carriesSeq: z.number().optional(),
+  carriesCount: z.number().optional(),
+});
+type MessageItem = z.infer<typeof MessageItem>;
+
+const ResultItem = ItemBase.extend({ seq: z.number(), index: z.number() });
+
+const resultMarker = '#r#';
+
+export interface DynamoConversationOptions {
+  doc: DynamoDBDocumentClient;
+  table: string;
+  blobs: BlobStore;
+  inlineLimitBytes?: number;
+}
+
+export class DynamoConversationStore implements ConversationStore {
+  private readonly doc: DynamoDBDocumentClient;
+  private readonly table: string;
+  private readonly blobs: BlobStore;
+  private readonly inlineLimit: number;
+
+  constructor(options: DynamoConversationOptions) {
+    this.doc = options.doc;
+    this.table = options.table;
+    this.blobs = options.blobs;
+    this.inlineLimit = options.inlineLimitBytes ?? defaultInlineLimitBytes;
+  }
+
+  async load(conversationId: string): Promise<Conversation> {
+    const items = await this.query(conversationId, 'm#', 'm#~');
+    return assembleConversation(toRecords(await this.withBodies(items)));
+  }
+
+  async loadTurn(conversationId: string, seq: number): Promise<Turn | undefined> {
+    const first = `m#${seqKey(seq)}`;
+    const items = await this.withBodies(await this.query(conversationId, first, `${first}${resultMarker}~`));
+    const head = items[0];
+    if (!head || head.item.sk !== first) return undefined;
+    const message = toMessage(MessageItem.parse(head.item), parseBlocks(head.body));
+    const results: Turn['results'] = [];
+    for (const { item, body } of items.slice(1)) {
+      const { index } = ResultItem.parse(item);
+      results[index] = ToolResultBlock.parse(JSON.parse(body));
+    }
+    return { message, results };
+  }
+
+  async append(conversationId: string, message: NewMessage): Promise<boolean> {
+    const sk = `m#${seqKey(message.seq)}`;
+    const item: Record<string, unknown> = {
+      pk: pkOf(conversationId),
+      sk,
+      seq: message.seq,
+      role: message.role,
+      meta: message.meta,
+      ...(message.carries ? { carriesSeq: message.carries.seq, carriesCount: message.carries.count } : {}),
+      ...(await this.body(conversationId, sk, JSON.stringify(message.content))),
+    };
+    return this.putNew(item);
+  }
+
+  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock): Promise<ToolResultBlock> {
+    const sk = resultSk(seq, index);
+    const item = {
+      pk: pkOf(conversationId),
+      sk,
+      seq,
+      index,
+      ...(await this.body(conversationId, sk, JSON.stringify(result))),
+    };
+    if (await this.putNew(item)) return result;
+    const existing = await guard('Reading a tool result', () =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: item.pk, sk }, ConsistentRead: true })),
+    );
+    if (!existing.Item) throw new StoredDataInvalid(`Result ${sk} of ${conversationId} vanished after a failed write.`);
+    const [loaded] = await this.withBodies([ItemBase.parse(existing.Item)]);
+    return ToolResultBlock.parse(JSON.parse(loaded?.body ?? 'null'));
+  }
+
+  /** Puts an item unless one with its key exists; `false` when it did. */
+  private async putNew(item: Record<string, unknown>): Promise<boolean> {
+    try {
+      await guard('Writing conversation memory', () =>
+        this.doc.send(
+          new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  private async body(conversationId: string, sk: string, json: string): Promise<{ body: string } | { bodyRef: string }> {
+    if (Buffer.byteLength(json, 'utf8') <= this.inlineLimit) return { body: json };
+    return { bodyRef: await this.blobs.put(`conversations/${encodeURIComponent(conversationId)}/${sk}`, json) };
+  }
+
+  private async query(conversationId: string, from: string, to: string): Promise<ItemBase[]> {
+    const items: ItemBase[] = [];
+    let startKey: QueryCommandOutput['LastEvaluatedKey'];
+    do {
+      const page: QueryCommandOutput = await guard('Reading conversation memory', () =>
+        this.doc.send(
+          new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+            ExpressionAttributeValues: { ':pk': pkOf(conversationId), ':from': from, ':to': to },
+            ExclusiveStartKey: startKey,
+            ConsistentRead: true,
+          }),
+        ),
+      );
+      for (const item of page.Items ?? []) items.push(ItemBase.parse(item));
+      startKey = page.LastEvaluatedKey;
+    } while (startKey);
+    return items;
+  }
+
+  /** Pairs each item with its body, fetching the ones kept in S3 in parallel. */
+  private async withBodies(items: ItemBase[]): Promise<{ item: ItemBase; body: string }[]> {
+    return Promise.all(
+      items.map(async (item) => {
+        if (item.body !== undefined) return { item, body: item.body };
+        if (item.bodyRef !== undefined) return { item, body: await this.blobs.get(item.bodyRef) };
+        throw new StoredDataInvalid(`Item ${item.pk} ${item.sk} has neither a body nor a reference.`);
+      }),
+    );
+  }
+}
+
+function pkOf(conversationId: string): string {
+  return `conv#${conversationId}`;
+}
+
+function resultSk(seq: number, index: number): string {
+  return `m#${seqKey(seq)}${resultMarker}${index.toString().padStart(4, '0')}`;
+}
+
+function parseBlocks(body: string): ContentBlock[] {
+  return z.array(ContentBlock).parse(JSON.parse(body));
+}
+
+function toMessage(item: MessageItem, content: ContentBlock[]): StoredMessage {
+  return { seq: item.seq, role: item.role, content, meta: item.meta };
+}
+
+/** The records of a conversation's items, in key order, for `assembleConversation`. */
+function toRecords(items: { item: ItemBase; body: string }[]): ConversationRecord[] {
+  return items.map(({ item, body }): ConversationRecord => {
+    if (item.sk.includes(resultMarker)) {
+      const { seq, index } = ResultItem.parse(item);
+      return { kind: 'result', seq, index, result: ToolResultBlock.parse(JSON.parse(body)) };
+    }
+    const message = MessageItem.parse(item);
+    return {
+      kind: 'message',
+      seq: message.seq,
+      role: message.role,
+      meta: message.meta,
+      content: parseBlocks(body),
+      carries:
+        message.carriesSeq === undefined ? undefined : { seq: message.carriesSeq, count: message.carriesCount ?? 0 },
+    };
+  });
+}

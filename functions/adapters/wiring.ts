@@ -1,0 +1,120 @@
+/**
+ * Builds the adapters from validated environment variables: done once, when a Lambda module or
+ * the local runtime loads (STYLE.md habit 7). A missing variable fails fast, naming it.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { z } from 'zod';
+import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
+import { AnthropicProvider } from './anthropic.js';
+import { BlobStore } from './blobs.js';
+import { DynamoConversationStore } from './dynamo-conversations.js';
+import { DynamoRunStore } from './dynamo-runs.js';
+import { S3Workspace } from './s3-workspace.js';
+import { ScriptedModel } from './scripted.js';
+
+export const Env = z.object({
+  STEPWISE_TABLE: z.string().min(1),
+  STEPWISE_BUCKET: z.string().min(1),
+  STEPWISE_PROVIDER: z.enum(['anthropic', 'scripted']).default('anthropic'),
+  STEPWISE_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  STEPWISE_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
+  /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
+  STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  STEPWISE_SCRIPT: z.string().optional(),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
+  /** Loopback endpoints of the local emulators; unset when deployed. */
+  STEPWISE_DYNAMODB_ENDPOINT: z.string().url().optional(),
+  STEPWISE_S3_ENDPOINT: z.string().url().optional(),
+  AWS_REGION: z.string().default('us-east-1'),
+});
+export type Env = z.infer<typeof Env>;
+
+/** Parses the environment, naming every missing or malformed variable. */
+export function readEnv(source: Record<string, string | undefined>): Env {
+  const parsed = Env.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Stepwise is misconfigured: ${problems}`);
+  }
+  return parsed.data;
+}
+
+/** Few SDK attempts: the state machine's `Retry` is the outer loop (STYLE.md habit 13). */
+const sdkAttempts = 3;
+
+export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
+  const local = env.STEPWISE_DYNAMODB_ENDPOINT !== undefined || env.STEPWISE_S3_ENDPOINT !== undefined;
+  const localCredentials = local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {};
+  const dynamo = new DynamoDBClient({
+    region: env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
+    ...localCredentials,
+  });
+  const s3 = new S3Client({
+    region: env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(env.STEPWISE_S3_ENDPOINT
+      ? {
+          endpoint: env.STEPWISE_S3_ENDPOINT,
+          forcePathStyle: true,
+          // The local S3 emulator stores aws-chunked framing inside objects otherwise.
+          requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+          responseChecksumValidation: 'WHEN_REQUIRED' as const,
+        }
+      : {}),
+    ...localCredentials,
+  });
+  return { dynamo, s3 };
+}
+
+export interface Wiring {
+  env: Env;
+  conversations: DynamoConversationStore;
+  runs: DynamoRunStore;
+  model: ModelProvider;
+  settings: ModelSettings;
+  workspaceFor(runId: string): S3Workspace;
+}
+
+export function wire(source: Record<string, string | undefined>, overrides: { model?: ModelProvider } = {}): Wiring {
+  const env = readEnv(source);
+  const { dynamo, s3 } = awsClients(env);
+  const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+  const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
+  return {
+    env,
+    conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
+    runs: new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs }),
+    model: overrides.model ?? modelFrom(env),
+    settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
+    workspaceFor: (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId),
+  };
+}
+
+/** The configured provider. A missing key is reported when the model is first called, on the run. */
+export function modelFrom(env: Env): ModelProvider {
+  switch (env.STEPWISE_PROVIDER) {
+    case 'scripted':
+      if (!env.STEPWISE_SCRIPT) return unconfigured('STEPWISE_PROVIDER=scripted needs STEPWISE_SCRIPT, the path of a JSON script of turns.');
+      return ScriptedModel.fromFile(env.STEPWISE_SCRIPT);
+    case 'anthropic':
+      if (!env.ANTHROPIC_API_KEY) {
+        return unconfigured('No Anthropic API key: set ANTHROPIC_API_KEY, or STEPWISE_PROVIDER=scripted with STEPWISE_SCRIPT for offline runs.');
+      }
+      return new AnthropicProvider({
+        apiKey: env.ANTHROPIC_API_KEY,
+        ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
+        timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
+      });
+  }
+}
+
+function unconfigured(message: string): ModelProvider {
+  return {
+    generate: () => Promise.reject(new ModelNotConfigured(message)),
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * Conversation memory: the port the steps use, and the rules for what the next request holds.
+ *
+ * A conversation is an append-only list of messages numbered 0, 1, 2, … (DESIGN invariant 2).
+ * Tool results are written one by one, by the tool steps, against the assistant message whose
+ * calls they answer; the user message that carries them to the model stores only a reference
+ * (`carries`), and loading splices them in, in call order (invariant 6).
+ */
+import { z } from 'zod';
+import { StoredDataInvalid } from './errors.js';
+import type { Message, ToolResultBlock} from './messages.js';
+import { ContentBlock, Role, StopReason, Usage } from './messages.js';
+
+export const AgentName = z.enum(['single', 'architect', 'coder']);
+export type AgentName = z.infer<typeof AgentName>;
+
+/** Who wrote a message and in which step: the key that makes steps idempotent (invariant 3). */
+export const MessageMeta = z.object({
+  runId: z.string(),
+  iteration: z.number().int().nonnegative(),
+  stopReason: StopReason.optional(),
+  usage: Usage.optional(),
+  model: z.string().optional(),
+});
+export type MessageMeta = z.infer<typeof MessageMeta>;
+
+export interface StoredMessage extends Message {
+  seq: number;
+  meta: MessageMeta;
+}
+
+/** A message to append. A user message that carries tool results names the turn it answers. */
+export const NewMessage = z.object({
+  seq: z.number().int().nonnegative(),
+  role: Role,
+  /** The message's own blocks; for a carrier, the blocks that follow the results. */
+  content: z.array(ContentBlock),
+  meta: MessageMeta,
+  carries: z.object({ seq: z.number().int().nonnegative(), count: z.number().int().positive() }).optional(),
+});
+export type NewMessage = z.infer<typeof NewMessage>;
+
+export interface Conversation {
+  /** Every message in order, tool results spliced into the user messages that carry them. */
+  messages: StoredMessage[];
+  /** Results already written for the last message's calls, indexed by call position. */
+  pendingResults: (ToolResultBlock | undefined)[];
+}
+
+/** One assistant turn and the results written so far for its calls (indexed by call position). */
+export interface Turn {
+  message: StoredMessage;
+  results: (ToolResultBlock | undefined)[];
+}
+
+/** Durable, append-only conversation memory. */
+export interface ConversationStore {
+  load(conversationId: string): Promise<Conversation>;
+  /** Writes the message unless its `seq` is taken; `false` when it was (a retry or a race). */
+  append(conversationId: string, message: NewMessage): Promise<boolean>;
+  loadTurn(conversationId: string, seq: number): Promise<Turn | undefined>;
+  /** Stores the result of call `index` of message `seq` unless one is stored; returns the stored one. */
+  putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock): Promise<ToolResultBlock>;
+}
+
+/** The conversation of one agent of one run, unless a session names a longer-lived one. */
+export function conversationIdOf(runId: string, agent: AgentName, sessionId?: string): string {
+  return sessionId ? `session/${sessionId}` : `run/${runId}/${agent}`;
+}
+
+/** The zero-padded sort key of a message: ordered as text, so as numbers too. */
+export function seqKey(seq: number): string {
+  return seq.toString().padStart(10, '0');
+}
+
+/** A stored item of a conversation: a message, or the result of one call of a message. */
+export type ConversationRecord =
+  | ({ kind: 'message' } & NewMessage)
+  | { kind: 'result'; seq: number; index: number; result: ToolResultBlock };
+
+/**
+ * Builds the conversation from its records in key order (each message, then its results):
+ * results are spliced into the user message that carries them; the last message's results that
+ * no message carries yet are pending.
+ */
+export function assembleConversation(records: Iterable<ConversationRecord>): Conversation {
+  const results = new Map<number, ToolResultBlock[]>();
+  const messages: StoredMessage[] = [];
+  for (const record of records) {
+    if (record.kind === 'result') {
+      const list = results.get(record.seq) ?? [];
+      list[record.index] = record.result;
+      results.set(record.seq, list);
+      continue;
+    }
+    const { seq, role, content, meta, carries } = record;
+    if (!carries) {
+      messages.push({ seq, role, content, meta });
+      continue;
+    }
+    const carried = results.get(carries.seq) ?? [];
+    const spliced = Array.from({ length: carries.count }, (_, i) => {
+      const result = carried[i];
+      if (!result) throw new StoredDataInvalid(`Message ${seq} carries result ${i} of message ${carries.seq}, which is missing.`);
+      return result;
+    });
+    messages.push({ seq, role, content: [...spliced, ...content], meta });
+  }
+  const last = messages.at(-1);
+  return { messages, pendingResults: last?.role === 'assistant' ? (results.get(last.seq) ?? []) : [] };
+}

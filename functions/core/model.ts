@@ -1,0 +1,91 @@
+/**
+ * The model port: one call in, one complete assistant message out.
+ */
+import { z } from 'zod';
+import { InfrastructureError, StepwiseError } from './errors.js';
+import type { ContentBlock, Message, StopReason, Usage } from './messages.js';
+
+/** A tool as the model sees it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+export interface ModelRequest {
+  model: string;
+  system: string;
+  tools: ToolSpec[];
+  messages: Message[];
+  maxTokens: number;
+  signal?: AbortSignal;
+}
+
+export interface ModelResponse {
+  message: { role: 'assistant'; content: ContentBlock[] };
+  stopReason: StopReason;
+  usage: Usage;
+  /** The model that answered, as the provider reports it. */
+  model: string;
+}
+
+/** Calls a language model once. Implementations map provider failures to the errors below. */
+export interface ModelProvider {
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** 429: slow down; retried by the state machine with backoff. */
+export class ModelThrottled extends InfrastructureError {
+  override readonly name = 'ModelThrottled';
+  override readonly transient = true;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** 529: the provider is overloaded; retried. */
+export class ModelOverloaded extends InfrastructureError {
+  override readonly name = 'ModelOverloaded';
+  override readonly transient = true;
+}
+
+/** 5xx, timeouts and dropped connections; retried. */
+export class ModelUnavailable extends InfrastructureError {
+  override readonly name = 'ModelUnavailable';
+  override readonly transient = true;
+}
+
+/** 400/401/403/404 and other client errors: retrying cannot help. */
+export class ModelRequestInvalid extends StepwiseError {
+  override readonly name = 'ModelRequestInvalid';
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The conversation no longer fits the model's context window. */
+export class ContextWindowExceeded extends StepwiseError {
+  override readonly name = 'ContextWindowExceeded';
+}
+
+/** The provider is not configured (no key, no script): fails the run with a message that says what to set. */
+export class ModelNotConfigured extends StepwiseError {
+  override readonly name = 'ModelNotConfigured';
+}
+
+/** Names of the model errors a state machine `Retry` should select. */
+export const transientModelErrors = ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable'] as const;
+
+export const ModelSettings = z.object({
+  model: z.string().min(1),
+  maxTokens: z.number().int().positive(),
+});
+export type ModelSettings = z.infer<typeof ModelSettings>;

@@ -1,0 +1,55 @@
+/**
+ * The run record: what `GET /runs/{runId}` shows, and the port that keeps it.
+ */
+import { z } from 'zod';
+import { AgentName } from './conversation.js';
+import { Usage } from './messages.js';
+
+export const RunMode = z.enum(['single', 'multi']);
+export type RunMode = z.infer<typeof RunMode>;
+
+export const RunStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export const Phase = z.enum(['idle', 'planning', 'executing', 'complete', 'failed', 'cancelled']);
+export type Phase = z.infer<typeof Phase>;
+
+export const RunError = z.object({
+  code: z.string(),
+  message: z.string(),
+  agent: AgentName.optional(),
+});
+export type RunError = z.infer<typeof RunError>;
+
+export const Run = z.object({
+  runId: z.string(),
+  mode: RunMode,
+  goal: z.string(),
+  sessionId: z.string().optional(),
+  model: z.string().optional(),
+  status: RunStatus,
+  phase: Phase,
+  currentAgent: AgentName.optional(),
+  plan: z.unknown().optional(),
+  result: z.object({ response: z.string(), actionsTaken: z.array(z.string()) }).optional(),
+  error: RunError.optional(),
+  iterations: z.partialRecord(AgentName, z.number().int().nonnegative()),
+  usage: Usage,
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+export type Run = z.infer<typeof Run>;
+
+/** Durable run records. */
+export interface RunStore {
+  get(runId: string): Promise<Run | undefined>;
+  /** Creates the record unless a run with that id exists; `false` when it did. */
+  create(run: Run): Promise<boolean>;
+  /**
+   * Adds one inference step's usage and iteration count, once per (agent, iteration) however
+   * often it is called, so a retried step is not counted twice.
+   */
+  recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage): Promise<void>;
+  /** Marks the run finished. */
+  finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
+}

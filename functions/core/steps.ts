@@ -1,0 +1,276 @@
+/**
+ * The two steps of the agent loop, as functions over the ports. The state machine (or the local
+ * loop driver) calls them; each is idempotent under retry (DESIGN invariant 3).
+ */
+import { z } from 'zod';
+import { type AgentProfile, agentProfile, openingMessage } from './agents.js';
+import {
+  AgentName,
+  type Conversation,
+  type ConversationStore,
+  type NewMessage,
+  type StoredMessage,
+  conversationIdOf,
+} from './conversation.js';
+import { NotFound, StepStateInvalid } from './errors.js';
+import {
+  type ContentBlock,
+  type Message,
+  StopReason,
+  type ToolResultBlock,
+  type ToolUseBlock,
+  textBlock,
+  toolResult,
+  toolUses,
+} from './messages.js';
+import type { ModelProvider, ModelSettings } from './model.js';
+import type { RunStore } from './runs.js';
+import { type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
+import type { Workspace } from './workspace.js';
+
+export const InferenceInput = z.object({
+  runId: z.string().min(1),
+  agent: AgentName,
+  iteration: z.number().int().nonnegative(),
+  /** Defaults to the run's own conversation for this agent; a session names its own. */
+  conversationId: z.string().min(1).optional(),
+});
+export type InferenceInput = z.infer<typeof InferenceInput>;
+
+export const ToolCallRef = z.object({ id: z.string(), name: z.string() });
+
+/** What the state machine carries between states: ids and a few numbers (invariant 1). */
+export const InferenceResult = z.object({
+  stopReason: StopReason,
+  /** The calls to run now; empty unless `stopReason` is `tool_use`. */
+  toolCalls: z.array(ToolCallRef),
+  iteration: z.number().int().nonnegative(),
+  /** The sequence number of the stored assistant message, for the tool steps. */
+  seq: z.number().int().nonnegative(),
+});
+export type InferenceResult = z.infer<typeof InferenceResult>;
+
+export const ToolInput = z.object({
+  runId: z.string().min(1),
+  agent: AgentName,
+  conversationId: z.string().min(1).optional(),
+  seq: z.number().int().nonnegative(),
+  toolUseId: z.string().min(1),
+});
+export type ToolInput = z.infer<typeof ToolInput>;
+
+export const ToolStepResult = z.object({ toolUseId: z.string(), isError: z.boolean() });
+export type ToolStepResult = z.infer<typeof ToolStepResult>;
+
+export interface InferenceDeps {
+  conversations: ConversationStore;
+  runs: RunStore;
+  model: ModelProvider;
+  settings: ModelSettings;
+  profile?: (agent: AgentName) => AgentProfile;
+}
+
+export interface ToolDeps {
+  conversations: ConversationStore;
+  workspaceFor(runId: string): Workspace;
+  tools?: (agent: AgentName) => ToolRegistry;
+  limits?: ToolLimits;
+  /** The most characters of one tool output the model sees; longer output is cut with a note. */
+  maxResultChars?: number;
+}
+
+export const defaultMaxResultChars = 30_000;
+
+/**
+ * One inference step: bring the conversation up to date (the pending tool results as one user
+ * message, or the run's opening message), call the model once, store its answer.
+ *
+ * Re-running a step whose assistant message is stored returns that message without a model
+ * call; a retry after the user message was written does not write it again.
+ */
+export async function inferenceStep(input: InferenceInput, deps: InferenceDeps): Promise<InferenceResult> {
+  const { runId, agent, iteration } = input;
+  const conversationId = input.conversationId ?? conversationIdOf(runId, agent);
+  const profile = (deps.profile ?? agentProfile)(agent);
+
+  let conversation = await deps.conversations.load(conversationId);
+  const answered = findStep(conversation.messages, runId, iteration);
+  if (answered) return settle(answered, input, deps);
+
+  const opening = await openingFor(conversation, input, deps);
+  const next = planUserMessage(conversation, runId, iteration, opening);
+  if (next) {
+    for (const [index, result] of next.repairs) {
+      await deps.conversations.putResult(conversationId, next.answering, index, result);
+    }
+    await deps.conversations.append(conversationId, next.message);
+    conversation = await deps.conversations.load(conversationId);
+  }
+
+  const messages = conversation.messages;
+  const response = await deps.model.generate({
+    model: deps.settings.model,
+    maxTokens: deps.settings.maxTokens,
+    system: profile.system,
+    tools: profile.tools.specs(),
+    messages: messages.map(toModelMessage),
+  });
+
+  const seq = nextSeq(messages);
+  const stored: StoredMessage = {
+    seq,
+    role: 'assistant',
+    content: response.message.content,
+    meta: { runId, iteration, stopReason: response.stopReason, usage: response.usage, model: response.model },
+  };
+  const written = await deps.conversations.append(conversationId, { ...stored, carries: undefined });
+  if (!written) {
+    // Another attempt of this same step got there first: its answer is the one that counts.
+    const winner = findStep((await deps.conversations.load(conversationId)).messages, runId, iteration);
+    if (!winner) throw new StepStateInvalid(`Message ${seq} of ${conversationId} was taken by another step.`);
+    return settle(winner, input, deps);
+  }
+  return settle(stored, input, deps);
+}
+
+/** Records the step's usage (once, however often this runs) and reduces the message to a step result. */
+async function settle(message: StoredMessage, input: InferenceInput, deps: InferenceDeps): Promise<InferenceResult> {
+  const { usage, stopReason } = message.meta;
+  if (usage) await deps.runs.recordStep(input.runId, input.agent, input.iteration, usage);
+  const reason = stopReason ?? 'end_turn';
+  return {
+    stopReason: reason,
+    toolCalls: reason === 'tool_use' ? toolUses(message).map(({ id, name }) => ({ id, name })) : [],
+    iteration: input.iteration,
+    seq: message.seq,
+  };
+}
+
+function findStep(messages: StoredMessage[], runId: string, iteration: number): StoredMessage | undefined {
+  return messages.findLast(
+    (m) => m.role === 'assistant' && m.meta.runId === runId && m.meta.iteration === iteration,
+  );
+}
+
+/** The run's opening message, when this agent has not yet written anything for the run. */
+async function openingFor(
+  conversation: Conversation,
+  input: InferenceInput,
+  deps: InferenceDeps,
+): Promise<ContentBlock[] | undefined> {
+  if (conversation.messages.some((m) => m.meta.runId === input.runId)) return undefined;
+  if (input.iteration !== 0) {
+    throw new StepStateInvalid(`Run ${input.runId} has no messages, but step ${input.iteration} was asked for.`);
+  }
+  const run = await deps.runs.get(input.runId);
+  if (!run) throw new NotFound(`Run ${input.runId} does not exist.`);
+  return openingMessage(run, input.agent);
+}
+
+const interruptedNote =
+  'This tool call was interrupted before it returned a result (the run stopped, failed or was cancelled), ' +
+  'so it may or may not have taken effect. Check before repeating it.';
+const truncatedCallNote =
+  'This tool call was cut off by the output token limit (max_tokens) and was not run. ' +
+  'Call it again with a smaller input, for example by writing a large file in parts.';
+const truncatedTextNote =
+  'Your previous response was cut off by the output token limit (max_tokens). Continue from where it stopped, more briefly.';
+
+export interface PlannedUserMessage {
+  message: NewMessage;
+  /** The assistant message whose calls this one answers. */
+  answering: number;
+  /** Results to write first, for calls that never got one (invariant 13). */
+  repairs: [number, ToolResultBlock][];
+}
+
+/**
+ * What must be appended before the model is called, if anything: every call of the last
+ * assistant message answered, in order, by its stored result or by an error saying why it has
+ * none (invariants 6 and 13), followed by the run's opening message when the run starts here.
+ */
+export function planUserMessage(
+  conversation: Conversation,
+  runId: string,
+  iteration: number,
+  opening: ContentBlock[] | undefined,
+): PlannedUserMessage | undefined {
+  const last = conversation.messages.at(-1);
+  const seq = nextSeq(conversation.messages);
+  const meta = { runId, iteration };
+  if (last?.role !== 'assistant') {
+    return opening ? { message: { seq, role: 'user', content: opening, meta }, answering: -1, repairs: [] } : undefined;
+  }
+  const calls = toolUses(last);
+  const cutOff = last.meta.stopReason === 'max_tokens';
+  const repairs = calls.flatMap((call: ToolUseBlock, index): [number, ToolResultBlock][] =>
+    conversation.pendingResults[index] ? [] : [[index, toolResult(call.id, cutOff ? truncatedCallNote : interruptedNote, true)]],
+  );
+  const content: ContentBlock[] = [];
+  if (cutOff && calls.length === 0) content.push(textBlock(truncatedTextNote));
+  if (opening) content.push(...opening);
+  if (calls.length === 0 && content.length === 0) {
+    if (last.meta.stopReason === 'pause_turn') return undefined; // send the paused turn back as it is
+    throw new StepStateInvalid(`The conversation already ended with message ${last.seq}; there is nothing to send.`);
+  }
+  return {
+    message: {
+      seq,
+      role: 'user',
+      content,
+      meta,
+      carries: calls.length > 0 ? { seq: last.seq, count: calls.length } : undefined,
+    },
+    answering: last.seq,
+    repairs,
+  };
+}
+
+function nextSeq(messages: StoredMessage[]): number {
+  const last = messages.at(-1);
+  return last ? last.seq + 1 : 0;
+}
+
+function toModelMessage(message: StoredMessage): Message {
+  return { role: message.role, content: message.content };
+}
+
+/**
+ * One tool step: run one call of a stored assistant message and store its result.
+ * A stored result is returned without running the tool again.
+ */
+export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolStepResult> {
+  const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
+  const turn = await deps.conversations.loadTurn(conversationId, input.seq);
+  if (!turn || turn.message.role !== 'assistant') {
+    throw new StepStateInvalid(`Message ${input.seq} of ${conversationId} is not a stored assistant message.`);
+  }
+  const calls = toolUses(turn.message);
+  const index = calls.findIndex((c) => c.id === input.toolUseId);
+  const call = calls[index];
+  if (!call) throw new StepStateInvalid(`Message ${input.seq} has no tool call ${input.toolUseId}.`);
+
+  const existing = turn.results[index];
+  if (existing) return { toolUseId: call.id, isError: existing.is_error === true };
+
+  const registry = (deps.tools ?? ((agent: AgentName) => agentProfile(agent).tools))(input.agent);
+  const result = await registry.execute(call, {
+    runId: input.runId,
+    workspace: deps.workspaceFor(input.runId),
+    limits: deps.limits ?? defaultToolLimits,
+  });
+  const stored = await deps.conversations.putResult(
+    conversationId,
+    input.seq,
+    index,
+    capResult(result, deps.maxResultChars ?? defaultMaxResultChars),
+  );
+  return { toolUseId: call.id, isError: stored.is_error === true };
+}
+
+/** Cuts an over-long tool output to what the model should see, saying so. */
+export function capResult(result: ToolResultBlock, maxChars: number): ToolResultBlock {
+  if (result.content.length <= maxChars) return result;
+  const note = `\n\n[Output truncated: showing the first ${maxChars} of ${result.content.length} characters.]`;
+  return { ...result, content: result.content.slice(0, maxChars) + note };
+}

@@ -1,0 +1,121 @@
+/**
+ * Tools: a name, a description, a zod input schema and a `run`. The JSON Schema the model sees
+ * is derived from the zod schema, so the two cannot disagree (STYLE.md habit 2).
+ */
+import { z } from 'zod';
+import { InfrastructureError, messageOf } from '../errors.js';
+import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../messages.js';
+import type { ToolSpec } from '../model.js';
+import type { Workspace } from '../workspace.js';
+
+/** What a tool may use while it runs. */
+export interface ToolContext {
+  runId: string;
+  workspace: Workspace;
+  limits: ToolLimits;
+}
+
+export interface ToolLimits {
+  /** Largest file a tool may write or read whole, in bytes. */
+  maxFileBytes: number;
+  /** Most entries `list_files` returns. */
+  maxListEntries: number;
+}
+
+export const defaultToolLimits: ToolLimits = { maxFileBytes: 10 * 1024 * 1024, maxListEntries: 1000 };
+
+/** A failure the model caused and can correct; becomes an `is_error` result with this message. */
+export class ToolFailure extends Error {
+  override readonly name = 'ToolFailure';
+}
+
+export interface Tool<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: Schema;
+  run(input: z.infer<Schema>, ctx: ToolContext): Promise<string>;
+}
+
+/** Declares a tool with its input type inferred from the schema. */
+export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool<Schema> {
+  return tool;
+}
+
+/** The JSON Schema of a tool's input, as the Messages API wants it. */
+export function inputJsonSchema(tool: Tool): Record<string, unknown> {
+  const { $schema: _ignored, ...schema } = z.toJSONSchema(tool.input, { target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
+  return schema;
+}
+
+/** A set of tools looked up by name. */
+export class ToolRegistry {
+  private readonly byName: Map<string, Tool>;
+  private specsCache: ToolSpec[] | undefined;
+
+  constructor(tools: readonly Tool[]) {
+    this.byName = new Map();
+    for (const tool of tools) {
+      if (this.byName.has(tool.name)) throw new Error(`Tool "${tool.name}" is registered twice.`);
+      this.byName.set(tool.name, tool);
+    }
+  }
+
+  get names(): string[] {
+    return [...this.byName.keys()];
+  }
+
+  get(name: string): Tool | undefined {
+    return this.byName.get(name);
+  }
+
+  /** The tools for the model, in registration order (stable, so the prompt cache hits). */
+  specs(): ToolSpec[] {
+    this.specsCache ??= [...this.byName.values()].map((tool) => ({
+      name: tool.name,
+      description: tool.description,
+      inputSchema: inputJsonSchema(tool),
+    }));
+    return this.specsCache;
+  }
+
+  /** Only the named tools, in this registry's order. */
+  subset(names: readonly string[]): ToolRegistry {
+    return new ToolRegistry([...this.byName.values()].filter((t) => names.includes(t.name)));
+  }
+
+  /**
+   * Runs one call and always answers with a `tool_result` (invariant 5): an unknown tool, input
+   * that fails the schema and a tool's own failure all become `is_error` results. Only
+   * infrastructure faults are thrown, for the state machine to retry.
+   */
+  async execute(call: ToolUseBlock, ctx: ToolContext): Promise<ToolResultBlock> {
+    const tool = this.byName.get(call.name);
+    if (!tool) {
+      return toolResult(
+        call.id,
+        `Unknown tool "${call.name}". Available tools: ${this.names.join(', ') || 'none'}.`,
+        true,
+      );
+    }
+    const parsed = tool.input.safeParse(call.input);
+    if (!parsed.success) {
+      return toolResult(call.id, `Invalid input for ${tool.name}: ${describeIssues(parsed.error)}`, true);
+    }
+    try {
+      return toolResult(call.id, await tool.run(parsed.data, ctx));
+    } catch (error) {
+      if (error instanceof InfrastructureError) throw error;
+      return toolResult(call.id, `${tool.name} failed: ${messageOf(error)}`, true);
+    }
+  }
+}
+
+/** Zod issues as one line a model can act on: `path: problem; path: problem`. */
+export function describeIssues(error: z.ZodError): string {
+  return error.issues
+    .map((issue) => `${issue.path.length ? issue.path.join('.') : '(input)'}: ${issue.message}`)
+    .join('; ');
+}

@@ -1,0 +1,141 @@
+/**
+ * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
+ * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
+ */
+import {
+  type Conversation,
+  type ConversationRecord,
+  type ConversationStore,
+  type NewMessage,
+  type Turn,
+  assembleConversation,
+  seqKey,
+} from '../../functions/core/conversation.js';
+import type { AgentName } from '../../functions/core/conversation.js';
+import type { ToolResultBlock, Usage } from '../../functions/core/messages.js';
+import type { Run, RunStore } from '../../functions/core/runs.js';
+import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
+
+export class MemoryConversationStore implements ConversationStore {
+  /** Items by conversation, keyed like the DynamoDB sort key. */
+  readonly items = new Map<string, Map<string, ConversationRecord>>();
+  writes = 0;
+
+  private partition(id: string): Map<string, ConversationRecord> {
+    let p = this.items.get(id);
+    if (!p) this.items.set(id, (p = new Map()));
+    return p;
+  }
+
+  private sorted(id: string): ConversationRecord[] {
+    return [...this.partition(id).entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, r]) => structuredClone(r));
+  }
+
+  async load(conversationId: string): Promise<Conversation> {
+    return assembleConversation(this.sorted(conversationId));
+  }
+
+  async append(conversationId: string, message: NewMessage): Promise<boolean> {
+    const key = `m#${seqKey(message.seq)}`;
+    const p = this.partition(conversationId);
+    if (p.has(key)) return false;
+    this.writes++;
+    p.set(key, structuredClone({ kind: 'message', ...message }));
+    return true;
+  }
+
+  async loadTurn(conversationId: string, seq: number): Promise<Turn | undefined> {
+    const records = this.sorted(conversationId);
+    const message = records.find((r) => r.kind === 'message' && r.seq === seq);
+    if (!message || message.kind !== 'message') return undefined;
+    const results: Turn['results'] = [];
+    for (const r of records) if (r.kind === 'result' && r.seq === seq) results[r.index] = r.result;
+    const { seq: s, role, content, meta } = message;
+    return { message: { seq: s, role, content, meta }, results };
+  }
+
+  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock): Promise<ToolResultBlock> {
+    const key = `m#${seqKey(seq)}#r#${index.toString().padStart(4, '0')}`;
+    const p = this.partition(conversationId);
+    const existing = p.get(key);
+    if (existing?.kind === 'result') return structuredClone(existing.result);
+    this.writes++;
+    p.set(key, { kind: 'result', seq, index, result: structuredClone(result) });
+    return result;
+  }
+
+  /** How many items a conversation holds. */
+  count(conversationId: string): number {
+    return this.partition(conversationId).size;
+  }
+}
+
+export class MemoryRunStore implements RunStore {
+  readonly runs = new Map<string, Run>();
+  readonly counted = new Set<string>();
+
+  async get(runId: string): Promise<Run | undefined> {
+    const run = this.runs.get(runId);
+    return run && structuredClone(run);
+  }
+
+  async create(run: Run): Promise<boolean> {
+    if (this.runs.has(run.runId)) return false;
+    this.runs.set(run.runId, structuredClone(run));
+    return true;
+  }
+
+  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage): Promise<void> {
+    const run = this.runs.get(runId);
+    const step = `${runId}/${agent}#${iteration}`;
+    if (!run || this.counted.has(step)) return;
+    this.counted.add(step);
+    run.iterations[agent] = iteration + 1;
+    for (const k of Object.keys(usage) as (keyof Usage)[]) run.usage[k] += usage[k];
+  }
+
+  async finish(runId: string, outcome: Partial<Run>): Promise<void> {
+    const run = this.runs.get(runId);
+    if (run) Object.assign(run, outcome);
+  }
+}
+
+export class MemoryWorkspace implements Workspace {
+  readonly files = new Map<string, Uint8Array>();
+
+  async read(path: string): Promise<Uint8Array | undefined> {
+    const file = this.files.get(checkPath(path));
+    return file && new Uint8Array(file);
+  }
+
+  async write(path: string, content: Uint8Array): Promise<void> {
+    this.files.set(checkPath(path), new Uint8Array(content));
+  }
+
+  async list(folder: string, limit: number): Promise<{ entries: WorkspaceEntry[]; truncated: boolean }> {
+    const root = checkPath(folder, { allowRoot: true });
+    const prefix = root ? `${root}/` : '';
+    const entries = [...this.files.entries()]
+      .filter(([path]) => path.startsWith(prefix))
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([path, bytes]) => ({ path, size: bytes.byteLength }));
+    return { entries: entries.slice(0, limit), truncated: entries.length > limit };
+  }
+}
+
+/** A run record with defaults, for tests. */
+export function newRun(runId: string, goal: string, extra: Partial<Run> = {}): Run {
+  const now = '2026-01-01T00:00:00.000Z';
+  return {
+    runId,
+    mode: 'single',
+    goal,
+    status: 'running',
+    phase: 'executing',
+    iterations: {},
+    usage: { inputTokens: 0, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
+    createdAt: now,
+    updatedAt: now,
+    ...extra,
+  };
+}

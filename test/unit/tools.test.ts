@@ -1,0 +1,194 @@
+import Ajv2020 from 'ajv/dist/2020.js';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { builtinTools } from '../../functions/core/agents.js';
+import { toolResult } from '../../functions/core/messages.js';
+import { calculator } from '../../functions/core/tools/calculator.js';
+import { ToolRegistry, defaultToolLimits, inputJsonSchema } from '../../functions/core/tools/registry.js';
+import { MemoryWorkspace } from '../support/memory.js';
+
+const registry = new ToolRegistry(builtinTools);
+const ajv = new Ajv2020({ strict: false });
+
+function ctx(workspace = new MemoryWorkspace()) {
+  return { runId: 'run-1', workspace, limits: defaultToolLimits };
+}
+
+function call(name: string, input: unknown, id = 'toolu_1') {
+  return { type: 'tool_use' as const, id, name, input };
+}
+
+describe('tool definitions', () => {
+  it('give every tool a non-empty name, description and a valid JSON Schema of an object', () => {
+    for (const tool of builtinTools) {
+      expect(tool.name).toMatch(/^[a-z_]{1,64}$/);
+      expect(tool.description.length).toBeGreaterThan(20);
+      const schema = inputJsonSchema(tool);
+      expect(ajv.validateSchema(schema), JSON.stringify(ajv.errors)).toBe(true);
+      expect(schema.type).toBe('object');
+    }
+  });
+
+  it('derive the schemas the model sees from the zod inputs of DESIGN §3', () => {
+    const byName = Object.fromEntries(registry.specs().map((s) => [s.name, s.inputSchema]));
+    expect(byName.calculator).toMatchObject({
+      required: ['operation', 'a', 'b'],
+      properties: { operation: { enum: ['add', 'subtract', 'multiply', 'divide'] } },
+      additionalProperties: false,
+    });
+    expect(byName.read_file).toMatchObject({ required: ['path'] });
+    expect(byName.write_file).toMatchObject({ required: ['path', 'content'] });
+    expect(byName.list_files).not.toHaveProperty('required');
+    expect(byName.edit_file).toMatchObject({ required: ['path', 'old_string', 'new_string'] });
+  });
+
+  it('accept exactly what the JSON Schema accepts, for generated inputs', async () => {
+    for (const tool of builtinTools) {
+      const validate = ajv.compile(inputJsonSchema(tool));
+      await fc.assert(
+        fc.property(fc.anything(), (input) => {
+          expect(tool.input.safeParse(input).success).toBe(validate(input));
+        }),
+        { numRuns: 200 },
+      );
+    }
+  });
+});
+
+describe('calculator', () => {
+  const finite = fc.double({ noNaN: true, noDefaultInfinity: true });
+
+  it('is exact for add, subtract, multiply and divide', async () => {
+    const ops = { add: (a: number, b: number) => a + b, subtract: (a: number, b: number) => a - b, multiply: (a: number, b: number) => a * b, divide: (a: number, b: number) => a / b };
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom(...(Object.keys(ops) as (keyof typeof ops)[])), finite, finite, async (operation, a, b) => {
+        fc.pre(!(operation === 'divide' && b === 0));
+        const expected = ops[operation](a, b);
+        const result = await registry.execute(call('calculator', { operation, a, b }), ctx());
+        if (Number.isFinite(expected)) expect(result).toEqual(toolResult('toolu_1', String(expected)));
+        else expect(result.is_error).toBe(true);
+      }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('refuses division by zero as a tool error', async () => {
+    await fc.assert(
+      fc.asyncProperty(finite, async (a) => {
+        const result = await registry.execute(call('calculator', { operation: 'divide', a, b: 0 }), ctx());
+        expect(result.is_error).toBe(true);
+        expect(result.content).toContain('division by zero');
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('names the wrong field when the input is invalid', async () => {
+    const result = await registry.execute(call('calculator', { operation: 'power', a: 2, b: '3' }), ctx());
+    expect(result.is_error).toBe(true);
+    expect(result.content).toMatch(/^Invalid input for calculator: operation: .*; b: /);
+  });
+
+  it('answers 2 + 3 with 5', async () => {
+    expect(await calculator.run({ operation: 'add', a: 2, b: 3 }, ctx())).toBe('5');
+  });
+});
+
+describe('file tools', () => {
+  const safeSegment = fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/);
+  const safePath = fc.array(safeSegment, { minLength: 1, maxLength: 4 }).map((s) => s.join('/'));
+
+  it('read_file returns exactly the bytes written', async () => {
+    await fc.assert(
+      fc.asyncProperty(safePath, fc.string({ unit: 'grapheme', maxLength: 500 }), async (path, content) => {
+        const workspace = new MemoryWorkspace();
+        const written = await registry.execute(call('write_file', { path, content }), ctx(workspace));
+        expect(written.is_error).toBeUndefined();
+        const read = await registry.execute(call('read_file', { path }), ctx(workspace));
+        expect(read).toEqual(toolResult('toolu_1', content));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('read_file of a missing file is a descriptive error', async () => {
+    await fc.assert(
+      fc.asyncProperty(safePath, async (path) => {
+        const read = await registry.execute(call('read_file', { path }), ctx());
+        expect(read.is_error).toBe(true);
+        expect(read.content).toContain(`no file at "${path}"`);
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('read_file refuses bytes that are not UTF-8 text', async () => {
+    const workspace = new MemoryWorkspace();
+    await workspace.write('blob.bin', new Uint8Array([0xff, 0xfe, 0x00]));
+    const read = await registry.execute(call('read_file', { path: 'blob.bin' }), ctx(workspace));
+    expect(read).toEqual(toolResult('toolu_1', 'read_file failed: "blob.bin" is not UTF-8 text, so it cannot be shown.', true));
+  });
+
+  it('write_file refuses content over the file size cap', async () => {
+    const workspace = new MemoryWorkspace();
+    const result = await registry.execute(call('write_file', { path: 'big.txt', content: 'x'.repeat(101) }), {
+      ...ctx(workspace),
+      limits: { ...defaultToolLimits, maxFileBytes: 100 },
+    });
+    expect(result.is_error).toBe(true);
+    expect(result.content).toContain('over the 100-byte file limit');
+    expect(workspace.files.size).toBe(0);
+  });
+
+  it('edit_file replaces exactly one occurrence', async () => {
+    const workspace = new MemoryWorkspace();
+    await workspace.write('a.txt', new TextEncoder().encode('one two three'));
+    const ok = await registry.execute(call('edit_file', { path: 'a.txt', old_string: 'two', new_string: '2' }), ctx(workspace));
+    expect(ok).toEqual(toolResult('toolu_1', 'Edited a.txt: replaced 1 occurrence.'));
+    expect(new TextDecoder().decode(await workspace.read('a.txt'))).toBe('one 2 three');
+  });
+
+  it('edit_file refuses a missing or repeated old_string and leaves the file unchanged', async () => {
+    const workspace = new MemoryWorkspace();
+    await workspace.write('a.txt', new TextEncoder().encode('x x'));
+    const repeated = await registry.execute(call('edit_file', { path: 'a.txt', old_string: 'x', new_string: 'y' }), ctx(workspace));
+    expect(repeated.is_error).toBe(true);
+    expect(repeated.content).toContain('appears 2 times');
+    const missing = await registry.execute(call('edit_file', { path: 'a.txt', old_string: 'z', new_string: 'y' }), ctx(workspace));
+    expect(missing.is_error).toBe(true);
+    expect(missing.content).toContain('was not found');
+    expect(new TextDecoder().decode(await workspace.read('a.txt'))).toBe('x x');
+  });
+
+  it('list_files lists paths with sizes under a folder', async () => {
+    const workspace = new MemoryWorkspace();
+    await workspace.write('src/a.ts', new Uint8Array(3));
+    await workspace.write('src/b.ts', new Uint8Array(4));
+    await workspace.write('README.md', new Uint8Array(1));
+    expect(await registry.execute(call('list_files', { path: 'src' }), ctx(workspace))).toEqual(
+      toolResult('toolu_1', 'src/a.ts (3 bytes)\nsrc/b.ts (4 bytes)'),
+    );
+    expect((await registry.execute(call('list_files', {}), ctx(workspace))).content.split('\n')).toHaveLength(3);
+  });
+});
+
+describe('ToolRegistry.execute', () => {
+  it('never throws for any tool name and input: it answers with a tool_result', async () => {
+    const names = fc.oneof(fc.constantFrom(...registry.names), fc.string());
+    await fc.assert(
+      fc.asyncProperty(names, fc.anything(), async (name, input) => {
+        const result = await registry.execute(call(name, input), ctx());
+        expect(result.type).toBe('tool_result');
+        expect(result.tool_use_id).toBe('toolu_1');
+        expect(typeof result.content).toBe('string');
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('answers an unknown tool with the list of tools', async () => {
+    expect(await registry.execute(call('rm_rf', {}), ctx())).toEqual(
+      toolResult('toolu_1', 'Unknown tool "rm_rf". Available tools: calculator, read_file, write_file, list_files, edit_file.', true),
+    );
+  });
+});
