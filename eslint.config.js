@@ -1,12 +1,14 @@
 // Lint rules that keep the mechanical parts honest (STYLE.md habit 14).
 import js from '@eslint/js';
 import vitest from '@vitest/eslint-plugin';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   { ignores: ['node_modules/**', 'cdk.out/**', '.stepwise/**', 'coverage/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
+  { languageOptions: { globals: globals.node } },
   {
     rules: {
       '@typescript-eslint/no-explicit-any': 'error',

@@ -42,17 +42,20 @@ export function readEnv(source: Record<string, string | undefined>): Env {
   return parsed.data;
 }
 
+/** The credentials the local emulators accept (s3rver's fixed pair); nothing real. */
+export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
 /** Few SDK attempts: the state machine's `Retry` is the outer loop (STYLE.md habit 13). */
 const sdkAttempts = 3;
 
 export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
   const local = env.STEPWISE_DYNAMODB_ENDPOINT !== undefined || env.STEPWISE_S3_ENDPOINT !== undefined;
-  const localCredentials = local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {};
+  const credentials = local ? { credentials: localCredentials } : {};
   const dynamo = new DynamoDBClient({
     region: env.AWS_REGION,
     maxAttempts: sdkAttempts,
     ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
-    ...localCredentials,
+    ...credentials,
   });
   const s3 = new S3Client({
     region: env.AWS_REGION,
@@ -66,7 +69,7 @@ export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
           responseChecksumValidation: 'WHEN_REQUIRED' as const,
         }
       : {}),
-    ...localCredentials,
+    ...credentials,
   });
   return { dynamo, s3 };
 }

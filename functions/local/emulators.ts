@@ -2,13 +2,17 @@
  * The embedded stand-ins for DynamoDB and S3: dynalite and s3rver on loopback, speaking the real
  * wire protocols to the real AWS SDK clients. Data lives under a folder so it survives a restart.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import type { AddressInfo } from 'node:net';
+import { spawn } from 'node:child_process';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
 import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
-import S3rver from 's3rver';
+import { localCredentials } from '../adapters/wiring.js';
 
 export interface Emulators {
   dynamoEndpoint: string;
@@ -27,14 +31,11 @@ export interface EmulatorOptions {
   s3Port?: number;
 }
 
-/** Credentials the emulators accept; nothing real. */
-export const localCredentials = { accessKeyId: 'local', secretAccessKey: 'local' };
 export const localRegion = 'us-east-1';
 
 export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
   const table = options.table ?? 'stepwise';
   const bucket = options.bucket ?? 'stepwise-workspaces';
-  if (options.dataDir) mkdirSync(join(options.dataDir, 's3'), { recursive: true });
 
   const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: join(options.dataDir, 'dynamodb') } : {}) });
   await new Promise<void>((resolve, reject) => {
@@ -43,14 +44,10 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
   });
   const dynamoEndpoint = `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`;
 
-  const s3 = new S3rver({
-    address: '127.0.0.1',
-    port: options.s3Port ?? 0,
-    silent: true,
-    directory: options.dataDir ? join(options.dataDir, 's3') : join(tmpDir(), 's3'),
-  });
-  const { port: s3Port } = await s3.run();
-  const s3Endpoint = `http://127.0.0.1:${s3Port}`;
+  // Without a data folder the S3 emulator writes to a temporary one, removed on stop.
+  const scratch = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'stepwise-s3-'));
+  const s3 = await startS3Process(scratch ?? join(options.dataDir ?? '', 's3'), options.s3Port ?? 0);
+  const s3Endpoint = `http://127.0.0.1:${s3.port}`;
 
   await createTable(dynamoEndpoint, table);
   await createBucket(s3Endpoint, bucket);
@@ -61,17 +58,37 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     table,
     bucket,
     async stop() {
-      await s3.close();
+      await s3.stop();
       await new Promise<void>((resolve) => dynamo.close(() => resolve()));
+      if (scratch) rmSync(scratch, { recursive: true, force: true });
     },
   };
 }
 
-function tmpDir(): string {
-  const dir = join(process.env.TMPDIR ?? '/tmp', `stepwise-s3-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2)}`);
-  mkdirSync(dir, { recursive: true });
-  return dir;
+/** Starts `s3-server.mjs` in a child process and waits for the port it reports. */
+async function startS3Process(directory: string, port: number): Promise<{ port: number; stop(): Promise<void> }> {
+  mkdirSync(directory, { recursive: true });
+  const script = fileURLToPath(new URL('./s3-server.mjs', import.meta.url));
+  const child = spawn(process.execPath, ['--openssl-legacy-provider', script, directory, String(port)], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const lines = createInterface({ input: child.stdout });
+  const first = await new Promise<string>((resolve, reject) => {
+    lines.once('line', resolve);
+    child.once('exit', (code) => reject(new Error(`The S3 emulator exited with code ${code} before it listened.`)));
+  });
+  lines.close();
+  const { port: bound } = JSON.parse(first) as { port: number };
+  return {
+    port: bound,
+    async stop() {
+      child.kill('SIGTERM');
+      await exited;
+    },
+  };
 }
+
 
 /** The table layout of `lib/storage.ts`, created in the emulator. */
 async function createTable(endpoint: string, table: string): Promise<void> {

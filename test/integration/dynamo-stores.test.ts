@@ -1,0 +1,157 @@
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { awsClients, readEnv } from '../../functions/adapters/wiring.js';
+import type { NewMessage } from '../../functions/core/conversation.js';
+import { type ContentBlock, toolResult } from '../../functions/core/messages.js';
+import { newRun } from '../support/memory.js';
+import { useLocalAws } from '../support/local-aws.js';
+
+const aws = useLocalAws();
+const meta = { runId: 'run-1', iteration: 0 };
+let counter = 0;
+const freshId = () => `conv-${Date.now()}-${counter++}`;
+
+async function rawItems(conversationId: string) {
+  const { dynamo } = awsClients(readEnv(aws.env));
+  const doc = DynamoDBDocumentClient.from(dynamo);
+  const out = await doc.send(
+    new QueryCommand({
+      TableName: aws.emulators.table,
+      KeyConditionExpression: 'pk = :pk',
+      ExpressionAttributeValues: { ':pk': `conv#${conversationId}` },
+    }),
+  );
+  return out.Items ?? [];
+}
+
+describe('DynamoConversationStore', () => {
+  it('keeps the order and content of every message', async () => {
+    const { conversations } = aws.wiring();
+    const block = fc.oneof(
+      fc.record({ type: fc.constant('text' as const), text: fc.string({ unit: 'grapheme', maxLength: 200 }) }),
+      fc.record({ type: fc.constant('tool_use' as const), id: fc.stringMatching(/^toolu_[a-z0-9]{1,8}$/), name: fc.constant('calculator'), input: fc.dictionary(fc.string({ maxLength: 5 }), fc.jsonValue()) }),
+    );
+    const messages = fc.array(fc.record({ role: fc.constantFrom('user' as const, 'assistant' as const), content: fc.array(block, { maxLength: 3 }) }), { minLength: 1, maxLength: 8 });
+    await fc.assert(
+      fc.asyncProperty(messages, async (list) => {
+        const id = freshId();
+        for (const [seq, m] of list.entries()) {
+          expect(await conversations.append(id, { seq, role: m.role, content: m.content as ContentBlock[], meta })).toBe(true);
+        }
+        const loaded = await conversations.load(id);
+        expect(loaded.messages.map(({ role, content }) => ({ role, content }))).toEqual(JSON.parse(JSON.stringify(list)));
+        expect(loaded.messages.map((m) => m.seq)).toEqual(list.map((_, i) => i));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('refuses a second write of the same sequence number and keeps the first', async () => {
+    const { conversations } = aws.wiring();
+    const id = freshId();
+    const first: NewMessage = { seq: 0, role: 'user', content: [{ type: 'text', text: 'first' }], meta };
+    expect(await conversations.append(id, first)).toBe(true);
+    expect(await conversations.append(id, { ...first, content: [{ type: 'text', text: 'second' }] })).toBe(false);
+    expect((await conversations.load(id)).messages).toEqual([{ seq: 0, role: 'user', content: first.content, meta }]);
+    expect(await rawItems(id)).toHaveLength(1);
+  });
+
+  it('splices stored results into the message that carries them, in call order', async () => {
+    const { conversations } = aws.wiring();
+    const id = freshId();
+    const calls: ContentBlock[] = [
+      { type: 'tool_use', id: 'toolu_a', name: 'calculator', input: {} },
+      { type: 'tool_use', id: 'toolu_b', name: 'calculator', input: {} },
+    ];
+    await conversations.append(id, { seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta });
+    await conversations.append(id, { seq: 1, role: 'assistant', content: calls, meta });
+    await conversations.putResult(id, 1, 1, toolResult('toolu_b', 'B'));
+    expect((await conversations.load(id)).pendingResults).toEqual([undefined, toolResult('toolu_b', 'B')]);
+    await conversations.putResult(id, 1, 0, toolResult('toolu_a', 'A'));
+    // A retried tool step does not replace the stored result.
+    expect(await conversations.putResult(id, 1, 0, toolResult('toolu_a', 'other'))).toEqual(toolResult('toolu_a', 'A'));
+    await conversations.append(id, { seq: 2, role: 'user', content: [], meta, carries: { seq: 1, count: 2 } });
+
+    const loaded = await conversations.load(id);
+    expect(loaded.messages[2]?.content).toEqual([toolResult('toolu_a', 'A'), toolResult('toolu_b', 'B')]);
+    expect(loaded.pendingResults).toEqual([]);
+    expect(await conversations.loadTurn(id, 1)).toEqual({
+      message: { seq: 1, role: 'assistant', content: calls, meta },
+      results: [toolResult('toolu_a', 'A'), toolResult('toolu_b', 'B')],
+    });
+  });
+
+  it('keeps content over 100 KB in S3 and reads it back exactly', async () => {
+    const { conversations } = aws.wiring();
+    const id = freshId();
+    const big = 'é'.repeat(80_000); // 160 KB of UTF-8
+    await conversations.append(id, { seq: 0, role: 'user', content: [{ type: 'text', text: big }], meta });
+    await conversations.append(id, { seq: 1, role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: {} }], meta });
+    await conversations.putResult(id, 1, 0, toolResult('t1', big));
+
+    const items = await rawItems(id);
+    expect(items.map((i) => [i.sk, 'bodyRef' in i])).toEqual([
+      ['m#0000000000', true],
+      ['m#0000000001', false],
+      ['m#0000000001#r#0000', true],
+    ]);
+    for (const item of items) expect(JSON.stringify(item).length).toBeLessThan(10_000);
+    expect((await aws.allKeys()).filter((k) => k.startsWith(`conversations/${id}/`))).toHaveLength(2);
+    const loaded = await conversations.load(id);
+    expect(loaded.messages[0]?.content).toEqual([{ type: 'text', text: big }]);
+    expect(loaded.pendingResults).toEqual([toolResult('t1', big)]);
+  });
+
+  it('reads a conversation larger than one Query page', async () => {
+    const { conversations } = aws.wiring();
+    const id = freshId();
+    const text = 'x'.repeat(90_000);
+    for (let seq = 0; seq < 14; seq++) {
+      await conversations.append(id, { seq, role: seq % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `${seq}:${text}` }], meta });
+    }
+    const loaded = await conversations.load(id);
+    expect(loaded.messages.map((m) => m.seq)).toEqual([...Array(14).keys()]);
+    expect(loaded.messages.map((m) => (m.content[0] as { text: string }).text.slice(0, 3))).toEqual(
+      [...Array(14).keys()].map((i) => `${i}:x`.slice(0, 3)),
+    );
+  });
+});
+
+describe('DynamoRunStore', () => {
+  it('creates a run once and counts each step’s usage once', async () => {
+    const { runs } = aws.wiring();
+    const run = newRun('run-store-1', 'goal');
+    expect(await runs.create(run)).toBe(true);
+    expect(await runs.create({ ...run, goal: 'other' })).toBe(false);
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 2, cacheCreationInputTokens: 1 };
+    await runs.recordStep('run-store-1', 'single', 0, usage);
+    await runs.recordStep('run-store-1', 'single', 0, usage);
+    await runs.recordStep('run-store-1', 'single', 1, usage);
+    await runs.finish('run-store-1', { status: 'succeeded', phase: 'complete', result: { response: 'done', actionsTaken: ['calculator'] } });
+
+    const stored = await runs.get('run-store-1');
+    expect(stored).toEqual({
+      ...run,
+      status: 'succeeded',
+      phase: 'complete',
+      result: { response: 'done', actionsTaken: ['calculator'] },
+      iterations: { single: 2 },
+      usage: { inputTokens: 20, outputTokens: 10, cacheReadInputTokens: 4, cacheCreationInputTokens: 2 },
+      updatedAt: expect.any(String),
+    });
+  });
+
+  it('keeps a large goal in S3 and returns it whole', async () => {
+    const { runs } = aws.wiring();
+    const goal = '目標'.repeat(30_000);
+    await runs.create(newRun('run-store-2', goal));
+    expect((await runs.get('run-store-2'))?.goal).toBe(goal);
+    expect((await aws.allKeys()).some((k) => k.startsWith('runs/run-store-2/goal-'))).toBe(true);
+  });
+
+  it('returns nothing for an unknown run', async () => {
+    expect(await aws.wiring().runs.get('no-such-run')).toBeUndefined();
+  });
+});

@@ -1,0 +1,221 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { conversationIdOf } from '../../functions/core/conversation.js';
+import { MaxIterationsExceeded, ModelRefused, runAgentLoop } from '../../functions/core/loop.js';
+import { type Message, toolResult } from '../../functions/core/messages.js';
+import { capResult, inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { ToolRegistry, defineTool } from '../../functions/core/tools/registry.js';
+import { builtinTools } from '../../functions/core/agents.js';
+import { memoryCore, say, use } from '../support/agents.js';
+import { newRun } from '../support/memory.js';
+import { z } from 'zod';
+
+const cid = conversationIdOf('run-1', 'single');
+
+describe('the agent loop over the steps', () => {
+  it('runs a calculator turn: tool_use, tool_result, final text', async () => {
+    const core = await memoryCore('What is 2 + 3?');
+    core.model.addTurn(use(['toolu_1', 'calculator', { operation: 'add', a: 2, b: 3 }]), say('2 + 3 = 5'));
+
+    const outcome = await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 5 }, core.deps);
+
+    expect(outcome).toEqual({ response: '2 + 3 = 5', iterations: 2, stopReason: 'end_turn' });
+    expect(core.model.requests[1]?.messages).toEqual<Message[]>([
+      { role: 'user', content: [{ type: 'text', text: 'What is 2 + 3?' }] },
+      { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_1', name: 'calculator', input: { operation: 'add', a: 2, b: 3 } }] },
+      { role: 'user', content: [toolResult('toolu_1', '5')] },
+    ]);
+    expect(core.runs.runs.get('run-1')?.iterations).toEqual({ single: 2 });
+  });
+
+  it('sends every request with the full history, in order', async () => {
+    const turns = fc.array(fc.integer({ min: 1, max: 3 }), { maxLength: 6 });
+    await fc.assert(
+      fc.asyncProperty(turns, async (callsPerTurn) => {
+        const core = await memoryCore('Compute things.');
+        callsPerTurn.forEach((n, t) => {
+          core.model.addTurn(
+            use(...Array.from({ length: n }, (_, i): [string, string, unknown] => [`toolu_${t}_${i}`, 'calculator', { operation: 'multiply', a: t, b: i }])),
+          );
+        });
+        core.model.addTurn(say('done'));
+        await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 10 }, core.deps);
+
+        const final = await core.conversations.load(cid);
+        const requests = core.model.requests;
+        expect(requests).toHaveLength(callsPerTurn.length + 1);
+        requests.forEach((request, i) => {
+          // Request i holds exactly the first 2i+1 messages of the conversation.
+          expect(request.messages).toEqual(final.messages.slice(0, 2 * i + 1).map(({ role, content }) => ({ role, content })));
+        });
+        expect(final.messages.map((m) => m.seq)).toEqual(final.messages.map((_, i) => i));
+      }),
+      { numRuns: 100 },
+    );
+  });
+
+  it('answers parallel calls in call order, whatever order the tools finish in', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(
+      use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 1 }], ['toolu_b', 'calculator', { operation: 'add', a: 2, b: 2 }]),
+      say('ok'),
+    );
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    expect(step).toEqual({ stopReason: 'tool_use', toolCalls: [{ id: 'toolu_a', name: 'calculator' }, { id: 'toolu_b', name: 'calculator' }], iteration: 0, seq: 1 });
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_b' }, core.deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps);
+    expect(core.model.requests[1]?.messages.at(-1)).toEqual({ role: 'user', content: [toolResult('toolu_a', '2'), toolResult('toolu_b', '4')] });
+  });
+
+  it('stops at maxIterations with an error that names the limit', async () => {
+    const core = await memoryCore();
+    for (let i = 0; i < 3; i++) core.model.addTurn(use([`toolu_${i}`, 'calculator', { operation: 'add', a: i, b: i }]));
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 3 }, core.deps)).rejects.toThrow(
+      new MaxIterationsExceeded('The agent reached the limit of 3 iterations without finishing.'),
+    );
+  });
+
+  it('runs none of a refused turn’s tools', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...use(['toolu_1', 'write_file', { path: 'x', content: 'y' }]), stopReason: 'refusal' });
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 3 }, core.deps)).rejects.toBeInstanceOf(ModelRefused);
+    expect(core.workspaces.get('run-1')?.files.size ?? 0).toBe(0);
+  });
+});
+
+describe('inferenceStep', () => {
+  it('returns the stored answer without a second model call when retried', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_1', 'calculator', { operation: 'add', a: 2, b: 3 }]), say('unused'));
+    const first = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    const items = core.conversations.count(cid);
+    const again = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+
+    expect(again).toEqual(first);
+    expect(core.model.requests).toHaveLength(1);
+    expect(core.conversations.count(cid)).toBe(items);
+    // The step's usage is counted once, not once per attempt.
+    const stored = (await core.conversations.load(cid)).messages[1]?.meta.usage;
+    expect(core.runs.runs.get('run-1')?.usage).toEqual(stored);
+  });
+
+  it('does not write the tool results message twice when retried after writing it', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_1', 'calculator', { operation: 'add', a: 2, b: 3 }]));
+    core.model.addTurn(() => {
+      throw Object.assign(new Error('overloaded'), { name: 'ModelOverloaded' });
+    });
+    core.model.addTurn(say('5'));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1' }, core.deps);
+    await expect(inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps)).rejects.toThrow('overloaded');
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps);
+
+    const { messages } = await core.conversations.load(cid);
+    expect(messages.map((m) => [m.seq, m.role])).toEqual([[0, 'user'], [1, 'assistant'], [2, 'user'], [3, 'assistant']]);
+  });
+
+  it('repairs a call left without a result before starting the next run of a session', async () => {
+    const core = await memoryCore('first goal');
+    await core.runs.create(newRun('run-2', 'second goal'));
+    const session = conversationIdOf('run-1', 'single', 'sess-1');
+    core.model.addTurn(use(['toolu_1', 'write_file', { path: 'a.txt', content: 'x' }]), say('resumed'));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0, conversationId: session }, core.deps);
+    // run-1 is cancelled here: its tool never ran. run-2 continues the session.
+    await inferenceStep({ runId: 'run-2', agent: 'single', iteration: 0, conversationId: session }, core.deps);
+
+    expect(core.model.requests[1]?.messages.at(-1)).toEqual({
+      role: 'user',
+      content: [
+        toolResult('toolu_1', expect.stringContaining('interrupted') as unknown as string, true),
+        { type: 'text', text: 'second goal' },
+      ],
+    });
+  });
+
+  it('never runs a tool call cut off by max_tokens, and tells the model', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...use(['toolu_1', 'write_file', { path: 'a.txt' }]), stopReason: 'max_tokens' }, say('retrying later'));
+    const outcome = await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 3 }, core.deps);
+
+    expect(outcome.response).toBe('retrying later');
+    expect(core.workspaces.get('run-1')?.files.size ?? 0).toBe(0);
+    const last = core.model.requests[1]?.messages.at(-1);
+    expect(last?.content).toEqual([toolResult('toolu_1', expect.stringContaining('max_tokens') as unknown as string, true)]);
+  });
+
+  it('sends a paused turn back unchanged', async () => {
+    const core = await memoryCore();
+    const paused = { content: [{ type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: 'x' } }], stopReason: 'pause_turn' as const };
+    core.model.addTurn(paused, say('found it'));
+    await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 3 }, core.deps);
+    expect(core.model.requests[1]?.messages).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'Add 2 and 3.' }] },
+      { role: 'assistant', content: paused.content },
+    ]);
+  });
+});
+
+describe('toolStep', () => {
+  const counting = () => {
+    let runs = 0;
+    const tool = defineTool({
+      name: 'count',
+      description: 'Counts how often it runs.',
+      input: z.object({}),
+      async run() {
+        runs++;
+        return `run ${runs}`;
+      },
+    });
+    return { tool, runs: () => runs };
+  };
+
+  it('runs a tool once however often the step is retried', async () => {
+    const core = await memoryCore();
+    const { tool, runs } = counting();
+    const deps = { ...core.deps, tools: () => new ToolRegistry([tool]) };
+    core.model.addTurn(use(['toolu_1', 'count', {}]));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
+    const items = core.conversations.count(cid);
+    const first = await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1' }, deps);
+    const second = await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1' }, deps);
+
+    expect(first).toEqual({ toolUseId: 'toolu_1', isError: false });
+    expect(second).toEqual(first);
+    expect(runs()).toBe(1);
+    expect(core.conversations.count(cid)).toBe(items + 1);
+  });
+
+  it('turns any tool input from the model into a result, never a thrown step', async () => {
+    const names = fc.oneof(fc.constantFrom(...builtinTools.map((t) => t.name)), fc.string({ maxLength: 10 }));
+    await fc.assert(
+      fc.asyncProperty(names, fc.anything(), async (name, input) => {
+        const core = await memoryCore();
+        core.model.addTurn(use(['toolu_1', name, input]));
+        await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+        const result = await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1' }, core.deps);
+        expect(result.toolUseId).toBe('toolu_1');
+        const turn = await core.conversations.loadTurn(cid, 1);
+        expect(turn?.results[0]?.tool_use_id).toBe('toolu_1');
+        expect(turn?.results[0]?.is_error === true).toBe(result.isError);
+      }),
+      { numRuns: 200 },
+    );
+  });
+
+  it('refuses a call that is not in the stored message', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_1', 'calculator', { operation: 'add', a: 1, b: 1 }]));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    await expect(toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_x' }, core.deps)).rejects.toThrow(/no tool call toolu_x/);
+  });
+});
+
+describe('capResult', () => {
+  it('cuts long output and says how long it was', () => {
+    expect(capResult(toolResult('t', 'abcdef'), 3)).toEqual(toolResult('t', 'abc\n\n[Output truncated: showing the first 3 of 6 characters.]'));
+    expect(capResult(toolResult('t', 'abc'), 3)).toEqual(toolResult('t', 'abc'));
+  });
+});

@@ -1,0 +1,58 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { PathRejected, checkPath } from '../../functions/core/workspace.js';
+
+describe('checkPath', () => {
+  it.each([
+    ['../x', /contains "\.\."/],
+    ['/etc/passwd', /is absolute/],
+    ['a/../../b', /contains "\.\."/],
+    ['a\\b', /backslash/],
+    ['a\0b', /NUL or control/],
+    ['x'.repeat(2000), /longer than 1024 bytes/],
+    ['', /empty/],
+    ['C:/Windows', /is absolute/],
+    ['~/secrets', /is absolute/],
+    ['a/\u0085b', /control/],
+  ])('refuses %j', (path, reason) => {
+    expect(() => checkPath(path)).toThrow(PathRejected);
+    expect(() => checkPath(path)).toThrow(reason);
+  });
+
+  it.each([
+    ['a.txt', 'a.txt'],
+    ['./src//index.ts', 'src/index.ts'],
+    ['dir/', 'dir'],
+    ['%2e%2e/x', '%2e%2e/x'],
+    ['ü/日本.md', 'ü/日本.md'],
+    ['...', '...'],
+  ])('accepts %j as %j', (path, normal) => {
+    expect(checkPath(path)).toBe(normal);
+  });
+
+  it('allows the root only where asked', () => {
+    expect(checkPath('', { allowRoot: true })).toBe('');
+    expect(checkPath('./', { allowRoot: true })).toBe('');
+  });
+
+  it('never accepts a path that could leave the workspace', () => {
+    const segment = fc.oneof(fc.constantFrom('..', '.', '', '/', '\\', 'a', '\0', '%2e'), fc.string({ maxLength: 6 }));
+    fc.assert(
+      fc.property(fc.array(segment, { maxLength: 8 }).map((s) => s.join('/')), (path) => {
+        let normal: string;
+        try {
+          normal = checkPath(path);
+        } catch (error) {
+          expect(error).toBeInstanceOf(PathRejected);
+          return;
+        }
+        expect(normal.split('/')).not.toContain('..');
+        expect(normal.startsWith('/')).toBe(false);
+        expect(normal).not.toMatch(/[\\\0]/);
+        expect(Buffer.byteLength(normal)).toBeLessThanOrEqual(1024);
+        expect(normal).not.toBe('');
+      }),
+      { numRuns: 1000 },
+    );
+  });
+});
