@@ -38,7 +38,7 @@ export default tseslint.config(
     rules: {
       'vitest/no-disabled-tests': 'error',
       'vitest/no-focused-tests': 'error',
-      'vitest/expect-expect': 'error',
+      'vitest/expect-expect': ['error', { assertFunctionNames: ['expect', 'expect*', 'template.has*'] }],
     },
   },
 );

@@ -1,0 +1,14 @@
+#!/usr/bin/env node
+/** The CDK app: `npx cdk synth` / `npx cdk deploy`. Settings come from `cdk.json` context. */
+import { App, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { StepwiseStack } from '../lib/stepwise-stack.js';
+
+const app = new App();
+const context = (key: string) => app.node.tryGetContext(`stepwise:${key}`) as string | number | undefined;
+new StepwiseStack(app, 'Stepwise', {
+  provider: context('provider') === 'scripted' ? 'scripted' : 'anthropic',
+  model: String(context('model') ?? 'claude-sonnet-4-5'),
+  maxTokens: Number(context('maxTokens') ?? 8192),
+});
+Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -1,0 +1,86 @@
+#!/usr/bin/env node
+/**
+ * Runs one single-mode agent run on the embedded stand-ins (DynamoDB and S3 emulators on
+ * loopback, data under .stepwise/) and prints its progress: the agent core without the state
+ * machine, for trying Stepwise from a fresh clone.
+ *
+ *   npm start -- "What is 1234 times 5678?"                       # Anthropic (ANTHROPIC_API_KEY)
+ *   npm start -- --script functions/local/scripts/calculator.json "Multiply"   # offline
+ */
+import { randomUUID } from 'node:crypto';
+import { resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { wire } from '../functions/adapters/wiring.js';
+import { runAgentLoop } from '../functions/core/loop.js';
+import { zeroUsage } from '../functions/core/messages.js';
+import { startEmulators } from '../functions/local/emulators.js';
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    script: { type: 'string' },
+    'max-iterations': { type: 'string', default: '20' },
+    data: { type: 'string', default: '.stepwise/data' },
+  },
+});
+const goal = positionals.join(' ').trim();
+if (!goal) {
+  process.stderr.write('Usage: npm start -- [--script turns.json] [--max-iterations N] "<goal>"\n');
+  process.exit(2);
+}
+
+const emulators = await startEmulators({ dataDir: resolve(values.data) });
+try {
+  const env = {
+    ...process.env,
+    STEPWISE_TABLE: emulators.table,
+    STEPWISE_BUCKET: emulators.bucket,
+    STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
+    STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
+    ...(values.script ? { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: resolve(values.script) } : {}),
+  };
+  const wiring = wire(env);
+  const runId = randomUUID();
+  const now = new Date().toISOString();
+  await wiring.runs.create({
+    runId,
+    mode: 'single',
+    goal,
+    status: 'running',
+    phase: 'executing',
+    currentAgent: 'single',
+    iterations: {},
+    usage: zeroUsage,
+    createdAt: now,
+    updatedAt: now,
+  });
+  process.stdout.write(`run ${runId}\n`);
+  try {
+    const outcome = await runAgentLoop(
+      {
+        runId,
+        agent: 'single',
+        maxIterations: Number(values['max-iterations']),
+        onStep: (step) => {
+          const calls = step.toolCalls.map((c) => c.name).join(', ');
+          process.stdout.write(`  step ${step.iteration + 1}: ${step.stopReason}${calls ? ` → ${calls}` : ''}\n`);
+        },
+      },
+      wiring,
+    );
+    await wiring.runs.finish(runId, { status: 'succeeded', phase: 'complete', result: { response: outcome.response, actionsTaken: [] } });
+    const files = await wiring.workspaceFor(runId).list('', 100);
+    const run = await wiring.runs.get(runId);
+    process.stdout.write(`\n${outcome.response}\n\n`);
+    if (files.entries.length) process.stdout.write(`files: ${files.entries.map((f) => f.path).join(', ')}\n`);
+    process.stdout.write(`tokens: ${run?.usage.inputTokens ?? 0} in, ${run?.usage.outputTokens ?? 0} out\n`);
+  } catch (error) {
+    const name = error instanceof Error ? error.name : 'Error';
+    const message = error instanceof Error ? error.message : String(error);
+    await wiring.runs.finish(runId, { status: 'failed', phase: 'failed', error: { code: name, message, agent: 'single' } });
+    process.stderr.write(`run failed: ${name}: ${message}\n`);
+    process.exitCode = 1;
+  }
+} finally {
+  await emulators.stop();
+}

@@ -1,0 +1,84 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { fileURLToPath } from 'node:url';
+
+export interface StepwiseFunctionProps {
+  /** The handler module under `functions/handlers/`, without extension, e.g. `inference`. */
+  readonly handler: string;
+  /** @default Duration.seconds(30) */
+  readonly timeout?: Duration;
+  /** @default 512 */
+  readonly memorySize?: number;
+  /** @default {} */
+  readonly environment?: Record<string, string>;
+  /** @default logs.RetentionDays.ONE_MONTH */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+
+/**
+ * The defaults every Stepwise Lambda shares (STYLE.md habit 8): Node.js 22 on ARM64, an ESM
+ * bundle built by the local esbuild (no Docker) with source maps, its own log group, X-Ray.
+ */
+export class StepwiseFunction extends Construct {
+  public readonly function: nodejs.NodejsFunction;
+  public readonly logGroup: logs.LogGroup;
+  /** The function's own role: no managed policies, only what its grants add. */
+  public readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: StepwiseFunctionProps) {
+    super(scope, id);
+    this.logGroup = new logs.LogGroup(this, 'Logs', { retention: props.logRetention ?? logs.RetentionDays.ONE_MONTH });
+    this.role = new iam.Role(this, 'Role', { assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com') });
+    this.role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+        resources: [this.logGroup.logGroupArn],
+      }),
+    );
+    this.function = new nodejs.NodejsFunction(this, 'Function', {
+      entry: `${root}functions/handlers/${props.handler}.ts`,
+      handler: 'handler',
+      role: this.role,
+      projectRoot: root,
+      depsLockFilePath: `${root}package-lock.json`,
+      runtime: lambda.Runtime.NODEJS_22_X,
+      architecture: lambda.Architecture.ARM_64,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(30),
+      tracing: lambda.Tracing.ACTIVE,
+      logGroup: this.logGroup,
+      loggingFormat: lambda.LoggingFormat.JSON,
+      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      bundling: {
+        format: nodejs.OutputFormat.ESM,
+        target: 'node22',
+        minify: true,
+        sourceMap: true,
+        // Bundle the AWS SDK too: pinned versions, and only the clients a function imports.
+        externalModules: [],
+        mainFields: ['module', 'main'],
+        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+      },
+    });
+    Validations.of(this).acknowledge(
+      {
+        id: 'AwsSolutions-L1',
+        reason: 'Stepwise targets the Node.js 22 Lambda runtime on purpose (its supported engine); newer runtimes are adopted deliberately.',
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${Stack.of(this).getLogicalId(this.logGroup.node.defaultChild as logs.CfnLogGroup)}.Arn>]`,
+        reason: 'Lambda names its log streams at run time; the grant is limited to this function\'s own log group.',
+      },
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+      },
+    );
+  }
+}

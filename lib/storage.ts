@@ -1,0 +1,102 @@
+import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { Construct } from 'constructs';
+
+export interface StorageProps {
+  /**
+   * What happens to the table and bucket when the stack is deleted.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** Conversation memory and workflow state (DynamoDB) and the run workspaces (S3). */
+export class Storage extends Construct {
+  /** One table: conversations (`conv#…`) and run records (`run#…`), keyed by `pk`/`sk`. */
+  public readonly table: dynamodb.TableV2;
+  /** Workspaces under `workspaces/<runId>/`, large message bodies under `conversations/` and `runs/`. */
+  public readonly bucket: s3.Bucket;
+
+  constructor(scope: Construct, id: string, props: StorageProps = {}) {
+    super(scope, id);
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+
+    this.table = new dynamodb.TableV2(this, 'Table', {
+      partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
+      sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
+      billing: dynamodb.Billing.onDemand(),
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
+      timeToLiveAttribute: 'expiresAt',
+      removalPolicy,
+    });
+
+    const accessLogs = new s3.Bucket(this, 'AccessLogs', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      lifecycleRules: [{ expiration: Duration.days(90) }],
+      removalPolicy,
+    });
+    Validations.of(accessLogs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'This is the access-log bucket itself; logging it to itself would loop.',
+    });
+
+    this.bucket = new s3.Bucket(this, 'Workspaces', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: true,
+      serverAccessLogsBucket: accessLogs,
+      serverAccessLogsPrefix: 'workspaces/',
+      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
+      removalPolicy,
+    });
+  }
+
+  /** Read and append conversation items and large bodies: the inference and tool steps. */
+  grantConversationMemory(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']);
+    this.grantObjects(grantee, 'conversations/*', ['s3:GetObject', 's3:PutObject']);
+  }
+
+  /** Read run records and count steps on them. */
+  grantRunRecords(grantee: iam.IGrantable, access: 'read' | 'update' | 'readWrite'): void {
+    const actions = {
+      read: ['dynamodb:GetItem'],
+      update: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      readWrite: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+    }[access];
+    this.grantItems(grantee, actions);
+    this.grantObjects(grantee, 'runs/*', access === 'readWrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject']);
+  }
+
+  /** Read, write and list workspace files: only keys under `workspaces/` (DESIGN invariant 7). */
+  grantWorkspaces(grantee: iam.IGrantable): void {
+    this.grantObjects(grantee, 'workspaces/*', ['s3:GetObject', 's3:PutObject']);
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:ListBucket'],
+      resourceArns: [this.bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': ['workspaces/*'] } },
+    });
+  }
+
+  private grantItems(grantee: iam.IGrantable, actions: string[]): void {
+    iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.table.tableArn] });
+  }
+
+  private grantObjects(grantee: iam.IGrantable, prefix: string, actions: string[]): void {
+    iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.bucket.arnForObjects(prefix)] });
+    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
+    const principal = grantee.grantPrincipal;
+    if (!Construct.isConstruct(principal)) return;
+    Validations.of(principal).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}]`,
+      reason: `Object keys under ${prefix.replace('/*', '/')} are created at run time; the grant covers that prefix only.`,
+    });
+  }
+}
