@@ -54,7 +54,8 @@ export class StepwiseFunction extends Construct {
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
-      environment: { NODE_OPTIONS: '--enable-source-maps', ...props.environment },
+      // STEPWISE_HANDLER names the module, so the local runtime can bind this function to it.
+      environment: { NODE_OPTIONS: '--enable-source-maps', STEPWISE_HANDLER: props.handler, ...props.environment },
       bundling: {
         format: nodejs.OutputFormat.ESM,
         target: 'node22',

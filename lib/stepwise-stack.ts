@@ -1,6 +1,9 @@
 import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import * as events from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
+import { AgentLoop } from './agent-loop.js';
 import { StepwiseFunction } from './function.js';
+import { Orchestrator } from './orchestrator.js';
 import { Storage } from './storage.js';
 
 export interface StepwiseStackProps extends StackProps {
@@ -12,11 +15,14 @@ export interface StepwiseStackProps extends StackProps {
   readonly maxTokens?: number;
 }
 
-/** Stepwise in one stack: storage and the step functions. */
+/** Stepwise in one stack: storage, the step functions, the agent loop and the orchestrator. */
 export class StepwiseStack extends Stack {
   public readonly storage: Storage;
   public readonly inference: StepwiseFunction;
   public readonly tool: StepwiseFunction;
+  public readonly agentLoop: AgentLoop;
+  public readonly orchestrator: Orchestrator;
+  public readonly bus: events.EventBus;
 
   constructor(scope: Construct, id: string, props: StepwiseStackProps = {}) {
     super(scope, id, props);
@@ -24,6 +30,7 @@ export class StepwiseStack extends Stack {
     const { table, bucket } = this.storage;
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
 
+    // Timeouts nest (DESIGN invariant 3): model call 240 s < Lambda 300 s < state 360 s.
     this.inference = new StepwiseFunction(this, 'Inference', {
       handler: 'inference',
       timeout: Duration.minutes(5),
@@ -32,7 +39,6 @@ export class StepwiseStack extends Stack {
         STEPWISE_PROVIDER: props.provider ?? 'anthropic',
         STEPWISE_MODEL: props.model ?? 'claude-sonnet-4-5',
         STEPWISE_MAX_TOKENS: String(props.maxTokens ?? 8192),
-        // One model call's budget stays below the Lambda timeout (DESIGN invariant 3).
         STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
       },
     });
@@ -42,5 +48,19 @@ export class StepwiseStack extends Stack {
     this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared });
     this.storage.grantConversationMemory(this.tool.function);
     this.storage.grantWorkspaces(this.tool.function);
+
+    this.agentLoop = new AgentLoop(this, 'AgentLoop', {
+      inference: this.inference.function,
+      tool: this.tool.function,
+      inferenceTimeout: Duration.seconds(360),
+      toolTimeout: Duration.seconds(150),
+    });
+
+    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${this.stackName}-events` });
+    this.orchestrator = new Orchestrator(this, 'Orchestrator', {
+      table,
+      agentLoop: this.agentLoop.stateMachine,
+      bus: this.bus,
+    });
   }
 }

@@ -4,7 +4,7 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AgentName } from '../core/conversation.js';
-import { Run, type RunStore } from '../core/runs.js';
+import { Run, type RunResult, type RunStore } from '../core/runs.js';
 import type { Usage } from '../core/messages.js';
 import { guard, isConditionFailed } from './aws-errors.js';
 import type { BlobStore } from './blobs.js';
@@ -70,7 +70,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void> {
     const step = `${agent}#${iteration}`;
     try {
       await guard('Recording a step', () =>
@@ -80,9 +80,9 @@ export class DynamoRunStore implements RunStore {
             Key: key(runId),
             UpdateExpression:
               'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, countedSteps :step ' +
-              'SET iterations.#agent = :iterations, updatedAt = :now',
+              `SET iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
             ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :stepName)',
-            ExpressionAttributeNames: { '#agent': agent },
+            ExpressionAttributeNames: { '#agent': agent, ...(result ? { '#result': 'result' } : {}) },
             ExpressionAttributeValues: {
               ':in': usage.inputTokens,
               ':out': usage.outputTokens,
@@ -92,6 +92,7 @@ export class DynamoRunStore implements RunStore {
               ':stepName': step,
               ':iterations': iteration + 1,
               ':now': this.clock().toISOString(),
+              ...(result ? { ':result': result } : {}),
             },
           }),
         ),

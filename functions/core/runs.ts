@@ -21,6 +21,9 @@ export const RunError = z.object({
 });
 export type RunError = z.infer<typeof RunError>;
 
+export const RunResult = z.object({ response: z.string(), actionsTaken: z.array(z.string()) });
+export type RunResult = z.infer<typeof RunResult>;
+
 export const Run = z.object({
   runId: z.string(),
   mode: RunMode,
@@ -31,7 +34,7 @@ export const Run = z.object({
   phase: Phase,
   currentAgent: AgentName.optional(),
   plan: z.unknown().optional(),
-  result: z.object({ response: z.string(), actionsTaken: z.array(z.string()) }).optional(),
+  result: RunResult.optional(),
   error: RunError.optional(),
   iterations: z.partialRecord(AgentName, z.number().int().nonnegative()),
   usage: Usage,
@@ -49,7 +52,7 @@ export interface RunStore {
    * Adds one inference step's usage and iteration count, once per (agent, iteration) however
    * often it is called, so a retried step is not counted twice.
    */
-  recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage): Promise<void>;
+  recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void>;
   /** Marks the run finished. */
   finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
 }

@@ -20,11 +20,12 @@ import {
   type ToolResultBlock,
   type ToolUseBlock,
   textBlock,
+  textOf,
   toolResult,
   toolUses,
 } from './messages.js';
 import type { ModelProvider, ModelSettings } from './model.js';
-import type { RunStore } from './runs.js';
+import type { RunResult, RunStore } from './runs.js';
 import { type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
 import type { Workspace } from './workspace.js';
 
@@ -95,7 +96,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
 
   let conversation = await deps.conversations.load(conversationId);
   const answered = findStep(conversation.messages, runId, iteration);
-  if (answered) return settle(answered, input, deps);
+  if (answered) return settle(answered, conversation.messages, input, deps);
 
   const opening = await openingFor(conversation, input, deps);
   const next = planUserMessage(conversation, runId, iteration, opening);
@@ -126,24 +127,50 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const written = await deps.conversations.append(conversationId, { ...stored, carries: undefined });
   if (!written) {
     // Another attempt of this same step got there first: its answer is the one that counts.
-    const winner = findStep((await deps.conversations.load(conversationId)).messages, runId, iteration);
+    const reloaded = (await deps.conversations.load(conversationId)).messages;
+    const winner = findStep(reloaded, runId, iteration);
     if (!winner) throw new StepStateInvalid(`Message ${seq} of ${conversationId} was taken by another step.`);
-    return settle(winner, input, deps);
+    return settle(winner, reloaded, input, deps);
   }
-  return settle(stored, input, deps);
+  return settle(stored, [...messages, stored], input, deps);
 }
 
-/** Records the step's usage (once, however often this runs) and reduces the message to a step result. */
-async function settle(message: StoredMessage, input: InferenceInput, deps: InferenceDeps): Promise<InferenceResult> {
+/**
+ * Records the step's usage (once, however often this runs) and, when the agent that answers the
+ * run has finished, the run's result; then reduces the message to a step result.
+ */
+async function settle(
+  message: StoredMessage,
+  messages: StoredMessage[],
+  input: InferenceInput,
+  deps: InferenceDeps,
+): Promise<InferenceResult> {
   const { usage, stopReason } = message.meta;
-  if (usage) await deps.runs.recordStep(input.runId, input.agent, input.iteration, usage);
   const reason = stopReason ?? 'end_turn';
+  const finished = (reason === 'end_turn' || reason === 'stop_sequence') && input.agent !== 'architect';
+  const result = finished ? runResult(messages, input.runId, message) : undefined;
+  if (usage) await deps.runs.recordStep(input.runId, input.agent, input.iteration, usage, result);
   return {
     stopReason: reason,
     toolCalls: reason === 'tool_use' ? toolUses(message).map(({ id, name }) => ({ id, name })) : [],
     iteration: input.iteration,
     seq: message.seq,
   };
+}
+
+/** The final answer and every tool call the agent made in this run, in order. */
+export function runResult(messages: StoredMessage[], runId: string, final: StoredMessage): RunResult {
+  const actionsTaken = messages
+    .filter((m) => m.role === 'assistant' && m.meta.runId === runId)
+    .flatMap((m) => toolUses(m))
+    .map((call) => describeCall(call));
+  return { response: textOf(final), actionsTaken };
+}
+
+/** A tool call as one short line: its name and input. */
+export function describeCall(call: ToolUseBlock): string {
+  const input = JSON.stringify(call.input ?? {});
+  return `${call.name} ${input.length > 200 ? `${input.slice(0, 199)}…` : input}`;
 }
 
 function findStep(messages: StoredMessage[], runId: string, iteration: number): StoredMessage | undefined {

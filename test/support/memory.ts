@@ -13,7 +13,7 @@ import {
 } from '../../functions/core/conversation.js';
 import type { AgentName } from '../../functions/core/conversation.js';
 import type { ToolResultBlock, Usage } from '../../functions/core/messages.js';
-import type { Run, RunStore } from '../../functions/core/runs.js';
+import type { Run, RunResult, RunStore } from '../../functions/core/runs.js';
 import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
 
 export class MemoryConversationStore implements ConversationStore {
@@ -85,12 +85,13 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void> {
     const run = this.runs.get(runId);
     const step = `${runId}/${agent}#${iteration}`;
     if (!run || this.counted.has(step)) return;
     this.counted.add(step);
     run.iterations[agent] = iteration + 1;
+    if (result) run.result = result;
     for (const k of Object.keys(usage) as (keyof Usage)[]) run.usage[k] += usage[k];
   }
 

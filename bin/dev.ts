@@ -1,0 +1,26 @@
+#!/usr/bin/env node
+/**
+ * `npm run dev`: Stepwise on this machine. DynamoDB and S3 emulators on loopback (data under
+ * .stepwise/data, kept across restarts), the synthesized state machines in the local runtime,
+ * the HTTP API on PORT (default 8787).
+ */
+import { resolve } from 'node:path';
+import { startLocalStack } from '../functions/local/stack.js';
+
+const port = Number(process.env.PORT ?? 8787);
+const stack = await startLocalStack({
+  port,
+  dataDir: resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data'),
+  onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
+});
+const provider = process.env.STEPWISE_PROVIDER ?? 'anthropic';
+process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
+if (provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) {
+  process.stdout.write('No ANTHROPIC_API_KEY: runs will fail until you set it (or STEPWISE_PROVIDER=scripted STEPWISE_SCRIPT=file).\n');
+}
+const shutdown = async () => {
+  await stack.close();
+  process.exit(0);
+};
+process.on('SIGINT', shutdown);
+process.on('SIGTERM', shutdown);

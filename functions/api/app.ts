@@ -1,0 +1,133 @@
+/**
+ * The HTTP API of DESIGN §4 as one Hono app: the same app behind API Gateway and in
+ * `npm run dev`. Handlers are thin: parse, call the core, map the answer or a typed error.
+ */
+import { Hono } from 'hono';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { z } from 'zod';
+import { type AgentName, type ConversationStore, conversationIdOf } from '../core/conversation.js';
+import { StepwiseError } from '../core/errors.js';
+import { CreateRunBody, type IntakeDeps, ModeNotAvailable, createRun } from '../core/intake.js';
+import type { RunStore } from '../core/runs.js';
+import { PathRejected, type Workspace } from '../core/workspace.js';
+
+export interface ApiDeps extends IntakeDeps {
+  runs: RunStore;
+  conversations: ConversationStore;
+  workspaceFor(runId: string): Workspace;
+}
+
+export interface ErrorBody {
+  error: { code: string; message: string; issues?: { path: string; message: string }[] };
+}
+
+/** An error the API answers with its own status. */
+export class ApiError extends StepwiseError {
+  override readonly name = 'ApiError';
+  constructor(
+    readonly status: ContentfulStatusCode,
+    readonly code: string,
+    message: string,
+    readonly issues?: { path: string; message: string }[],
+  ) {
+    super(message);
+  }
+}
+
+const pageSize = 100;
+const MessagesQuery = z
+  .object({
+    agent: z.enum(['single', 'architect', 'coder']).optional(),
+    cursor: z.string().regex(/^\d{1,10}$/, 'must be a cursor from a previous page').optional(),
+  })
+  .strict();
+
+function issuesOf(error: z.ZodError): { path: string; message: string }[] {
+  return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
+}
+
+export function createApi(deps: ApiDeps): Hono {
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    if (error instanceof ApiError) {
+      const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.issues ? { issues: error.issues } : {}) } };
+      return c.json(body, error.status);
+    }
+    if (error instanceof ModeNotAvailable) return c.json({ error: { code: error.name, message: error.message } }, 400);
+    console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
+    return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } }, 500);
+  });
+  app.notFound((c) => c.json({ error: { code: 'NotFound', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
+
+  app.get('/health', (c) => c.json({ ok: true }));
+
+  app.post('/runs', async (c) => {
+    const type = c.req.header('content-type') ?? '';
+    if (!/^application\/json\b/i.test(type)) {
+      throw new ApiError(415, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".');
+    }
+    let raw: unknown;
+    try {
+      raw = JSON.parse(await c.req.text());
+    } catch {
+      throw new ApiError(400, 'InvalidJson', 'The body is not valid JSON.');
+    }
+    const parsed = CreateRunBody.safeParse(raw);
+    if (!parsed.success) throw new ApiError(400, 'ValidationFailed', 'The run request is invalid.', issuesOf(parsed.error));
+    return c.json(await createRun(parsed.data, deps), 202);
+  });
+
+  const loadRun = async (runId: string) => {
+    const run = await deps.runs.get(runId);
+    if (!run) throw new ApiError(404, 'RunNotFound', `No run ${runId}.`);
+    return run;
+  };
+
+  app.get('/runs/:runId', async (c) => c.json(await loadRun(c.req.param('runId'))));
+
+  app.get('/runs/:runId/messages', async (c) => {
+    const run = await loadRun(c.req.param('runId'));
+    const query = MessagesQuery.safeParse(c.req.query());
+    if (!query.success) throw new ApiError(400, 'ValidationFailed', 'The query is invalid.', issuesOf(query.error));
+    const agents: AgentName[] = query.data.agent ? [query.data.agent] : run.mode === 'single' ? ['single'] : ['architect', 'coder'];
+    const after = query.data.cursor === undefined ? -1 : Number(query.data.cursor);
+    const items = [];
+    for (const agent of agents) {
+      const { messages } = await deps.conversations.load(conversationIdOf(run.runId, agent, run.sessionId));
+      for (const m of messages) {
+        if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
+      }
+    }
+    const page = items.filter((_, i) => i > after).slice(0, pageSize);
+    const last = after + page.length;
+    return c.json({ items: page, ...(last < items.length - 1 ? { nextCursor: String(last) } : {}) });
+  });
+
+  app.get('/runs/:runId/files', async (c) => {
+    const run = await loadRun(c.req.param('runId'));
+    const { entries, truncated } = await deps.workspaceFor(run.runId).list('', 10_000);
+    return c.json({ items: entries, ...(truncated ? { truncated } : {}) });
+  });
+
+  app.get('/runs/:runId/files/:path{.+}', async (c) => {
+    const run = await loadRun(c.req.param('runId'));
+    const path = decodeURIComponent(c.req.param('path'));
+    let bytes: Uint8Array | undefined;
+    try {
+      bytes = await deps.workspaceFor(run.runId).read(path);
+    } catch (error) {
+      if (error instanceof PathRejected) throw new ApiError(400, 'InvalidPath', error.message);
+      throw error;
+    }
+    if (!bytes) throw new ApiError(404, 'FileNotFound', `No file ${path} in run ${run.runId}.`);
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': contentType(path) });
+  });
+
+  return app;
+}
+
+function contentType(path: string): string {
+  if (/\.(md|txt|ts|js|json|py|go|rs|java|css|html|ya?ml|toml|csv|sh)$/i.test(path)) return 'text/plain; charset=utf-8';
+  return 'application/octet-stream';
+}

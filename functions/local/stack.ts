@@ -1,0 +1,95 @@
+/**
+ * Stepwise on one machine: the emulators, the synthesized state machines in the local runtime
+ * with the Lambda handler modules bound in-process, the Step Functions API on loopback for the
+ * intake's real SFNClient, and the HTTP API.
+ */
+import { randomUUID } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { serve } from '@hono/node-server';
+import { createApi } from '../api/app.js';
+import { SfnRunStarter } from '../adapters/sfn-starter.js';
+import { localCredentials, wire } from '../adapters/wiring.js';
+import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
+import { startEmulators } from './emulators.js';
+import { type LocalEvent, LocalRuntime } from './runtime.js';
+import { startSfnApi } from './sfn-api.js';
+
+export interface LocalStackOptions {
+  /** Port of the HTTP API; 0 for any free port. @default 8787 */
+  port?: number;
+  /** Folder for emulator data; in memory (a temporary folder) when absent. */
+  dataDir?: string;
+  /** Shortens every state machine `Retry` wait to this many milliseconds (tests). */
+  retryIntervalMs?: number;
+  /** More environment for the handlers (provider, model, keys). */
+  env?: Record<string, string | undefined>;
+  onEvent?: (event: LocalEvent) => void;
+}
+
+export interface LocalStack {
+  url: string;
+  runtime: LocalRuntime;
+  close(): Promise<void>;
+}
+
+export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
+  const emulators = await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
+  const env = {
+    ...process.env,
+    ...options.env,
+    STEPWISE_TABLE: emulators.table,
+    STEPWISE_BUCKET: emulators.bucket,
+    STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
+    STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
+  };
+  // The handler modules wire themselves from the environment when they load, as in Lambda.
+  Object.assign(process.env, env);
+  const handlers = {
+    inference: (await import('../handlers/inference.js')).handler,
+    tool: (await import('../handlers/tool.js')).handler,
+  };
+
+  const template = synthesizeTemplate();
+  const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
+  const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: 'us-east-1', credentials: localCredentials });
+  const runtime = new LocalRuntime({
+    stateMachines: localStateMachines(template, resources),
+    functions: localFunctions(template, resources),
+    handlers: handlers as Record<string, (event: unknown) => Promise<unknown>>,
+    dynamo,
+    ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+  });
+  const sfnApi = await startSfnApi(runtime);
+  const sfn = new SFNClient({ endpoint: sfnApi.url, region: 'us-east-1', credentials: localCredentials, maxAttempts: 1 });
+
+  const wiring = wire(env);
+  const app = createApi({
+    runs: wiring.runs,
+    conversations: wiring.conversations,
+    workspaceFor: wiring.workspaceFor,
+    starter: new SfnRunStarter(sfn, runtime.stateMachineArn('Orchestrator')),
+    newId: randomUUID,
+  });
+  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: options.port ?? 8787 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('listening', () => resolve());
+    server.once('error', reject);
+  });
+  const { port } = server.address() as AddressInfo;
+
+  return {
+    url: `http://127.0.0.1:${port}`,
+    runtime,
+    async close() {
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await runtime.idle().catch(() => undefined);
+      await sfnApi.close();
+      sfn.destroy();
+      dynamo.destroy();
+      await emulators.stop();
+    },
+  };
+}

@@ -1,0 +1,217 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
+import { Construct } from 'constructs';
+
+/** Errors a step throws that are worth retrying: the model's and the stores' transient faults. */
+export const transientStepErrors = [
+  'ModelThrottled',
+  'ModelOverloaded',
+  'ModelUnavailable',
+  'StoreUnavailable',
+  'WorkspaceUnavailable',
+];
+
+/** Lambda's own transient faults (the service, not the function). */
+export const lambdaServiceErrors = [
+  'Lambda.ServiceException',
+  'Lambda.AWSLambdaException',
+  'Lambda.SdkClientException',
+  'Lambda.TooManyRequestsException',
+  'Lambda.Unknown',
+];
+
+export interface AgentLoopProps {
+  readonly inference: lambda.IFunction;
+  readonly tool: lambda.IFunction;
+  /**
+   * Parallel tool calls run at once.
+   * @default 8
+   */
+  readonly toolConcurrency?: number;
+  /**
+   * Seconds a step may take before Step Functions gives up on it; above the Lambda's timeout.
+   * @default 360 for inference, 180 for tools
+   */
+  readonly inferenceTimeout?: Duration;
+  readonly toolTimeout?: Duration;
+}
+
+/**
+ * The agent loop: Inference → Choice on `stopReason` → Map over the tool calls → Inference …
+ *
+ * Input: `{ runId, agent, conversationId, maxIterations }`. Only ids and counters travel
+ * between states (DESIGN invariant 1); messages and tool outputs stay in DynamoDB/S3.
+ * Fails with `MaxIterationsExceeded`, `ModelRefused`, `ContextWindowExceeded` or the step's
+ * own error name, with a plain-text cause.
+ */
+export class AgentLoop extends Construct {
+  public readonly stateMachine: sfn.StateMachine;
+
+  constructor(scope: Construct, id: string, props: AgentLoopProps) {
+    super(scope, id);
+
+    const init = new sfn.Pass(this, 'Start', {
+      parameters: {
+        'runId.$': '$.runId',
+        'agent.$': '$.agent',
+        'conversationId.$': '$.conversationId',
+        'maxIterations.$': '$.maxIterations',
+        iteration: 0,
+      },
+    });
+
+    const inference = new tasks.LambdaInvoke(this, 'Inference', {
+      lambdaFunction: props.inference,
+      payload: sfn.TaskInput.fromObject({
+        'runId.$': '$.runId',
+        'agent.$': '$.agent',
+        'conversationId.$': '$.conversationId',
+        'iteration.$': '$.iteration',
+      }),
+      resultSelector: {
+        'stopReason.$': '$.Payload.stopReason',
+        'toolCalls.$': '$.Payload.toolCalls',
+        'seq.$': '$.Payload.seq',
+      },
+      resultPath: '$.step',
+      retryOnServiceExceptions: false,
+      taskTimeout: sfn.Timeout.duration(props.inferenceTimeout ?? Duration.seconds(360)),
+    });
+    addRetries(inference);
+
+    const toolTask = new tasks.LambdaInvoke(this, 'Tool', {
+      lambdaFunction: props.tool,
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      taskTimeout: sfn.Timeout.duration(props.toolTimeout ?? Duration.seconds(180)),
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    addRetries(toolTask);
+
+    const tools = new sfn.Map(this, 'Tools', {
+      itemsPath: '$.step.toolCalls',
+      maxConcurrency: props.toolConcurrency ?? 8,
+      itemSelector: {
+        'runId.$': '$.runId',
+        'agent.$': '$.agent',
+        'conversationId.$': '$.conversationId',
+        'seq.$': '$.step.seq',
+        'toolUseId.$': '$$.Map.Item.Value.id',
+      },
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    tools.itemProcessor(toolTask);
+
+    // The next iteration's state: the same ids, the counter plus one, nothing else carried.
+    const next = new sfn.Pass(this, 'NextIteration', {
+      parameters: {
+        'runId.$': '$.runId',
+        'agent.$': '$.agent',
+        'conversationId.$': '$.conversationId',
+        'maxIterations.$': '$.maxIterations',
+        'iteration.$': 'States.MathAdd($.iteration, 1)',
+      },
+    });
+    const tooMany = new sfn.Fail(this, 'MaxIterationsExceeded', {
+      error: 'MaxIterationsExceeded',
+      causePath: sfn.JsonPath.format(
+        'The agent reached the limit of {} iterations without finishing.',
+        sfn.JsonPath.stringAt('$.maxIterations'),
+      ),
+    });
+    const withinLimit = new sfn.Choice(this, 'WithinLimit')
+      .when(sfn.Condition.numberLessThanJsonPath('$.iteration', '$.maxIterations'), inference)
+      .otherwise(tooMany);
+
+    const done = new sfn.Succeed(this, 'Done', { outputPath: '$.step' });
+    const refused = new sfn.Fail(this, 'Refused', {
+      error: 'ModelRefused',
+      cause: 'The model declined to continue this run (stop_reason "refusal"); none of that turn\'s tools were run.',
+    });
+    const tooLong = new sfn.Fail(this, 'ContextFull', {
+      error: 'ContextWindowExceeded',
+      cause: 'The conversation no longer fits the model context window.',
+    });
+
+    const route = new sfn.Choice(this, 'Route')
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), tools)
+      .when(
+        sfn.Condition.or(
+          sfn.Condition.stringEquals('$.step.stopReason', 'end_turn'),
+          sfn.Condition.stringEquals('$.step.stopReason', 'stop_sequence'),
+        ),
+        done,
+      )
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'refusal'), refused)
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'model_context_window_exceeded'), tooLong)
+      // max_tokens and pause_turn: the next inference step repairs or resumes the turn.
+      .otherwise(next);
+    tools.next(next);
+    next.next(withinLimit);
+
+    // A step that failed for good: fail with its error name and a readable cause. Lambda puts
+    // a JSON document in the cause; its errorMessage is what a person needs.
+    const parseCause = new sfn.Pass(this, 'ParseCause', {
+      parameters: { 'parsed.$': 'States.StringToJson($.failure.Cause)' },
+      resultPath: '$.cause',
+    });
+    const failWithMessage = new sfn.Fail(this, 'StepFailed', {
+      errorPath: '$.failure.Error',
+      causePath: '$.cause.parsed.errorMessage',
+    });
+    const failPlain = new sfn.Fail(this, 'StepFailedPlain', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
+    const describe = new sfn.Choice(this, 'DescribeFailure')
+      .when(sfn.Condition.stringMatches('$.failure.Cause', '{"errorMessage":*'), parseCause.next(failWithMessage))
+      .otherwise(failPlain);
+    for (const task of [inference, tools]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
+
+    const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
+    this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
+      stateMachineType: sfn.StateMachineType.STANDARD,
+      definitionBody: sfn.DefinitionBody.fromChainable(init.next(inference).next(route)),
+      tracingEnabled: true,
+      // Every transition is logged; payloads stay out of the logs (they hold ids only anyway).
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
+    });
+    const fnId = (fn: lambda.IFunction) => Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction);
+    Validations.of(this.stateMachine.role).acknowledge(
+      ...[props.inference, props.tool].map((fn) => ({
+        id: `AwsSolutions-IAM5[Resource::<${fnId(fn)}.Arn>:*]`,
+        reason: 'LambdaInvoke grants the function and its versions/aliases; no other function is reachable.',
+      })),
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray tracing and CloudWatch Logs delivery for state machines support no resource-level permissions.',
+      },
+    );
+  }
+}
+
+/** One retry policy (STYLE.md habit 13): backoff with full jitter, in the state machine only. */
+export function addRetries(task: sfn.TaskStateBase): void {
+  task.addRetry({
+    errors: lambdaServiceErrors,
+    interval: Duration.seconds(1),
+    maxAttempts: 4,
+    backoffRate: 2,
+    jitterStrategy: sfn.JitterType.FULL,
+  });
+  task.addRetry({
+    errors: transientStepErrors,
+    interval: Duration.seconds(2),
+    maxAttempts: 6,
+    backoffRate: 2,
+    maxDelay: Duration.seconds(60),
+    jitterStrategy: sfn.JitterType.FULL,
+  });
+  task.addRetry({
+    errors: ['States.Timeout'],
+    interval: Duration.seconds(2),
+    maxAttempts: 2,
+    backoffRate: 2,
+    jitterStrategy: sfn.JitterType.FULL,
+  });
+}
