@@ -115,13 +115,13 @@ export class AgentLoop extends Construct {
         'iteration.$': 'States.MathAdd($.iteration, 1)',
       },
     });
-    const tooMany = new sfn.Fail(this, 'MaxIterationsExceeded', {
-      error: 'MaxIterationsExceeded',
-      causePath: sfn.JsonPath.format(
-        'The agent reached the limit of {} iterations without finishing.',
-        sfn.JsonPath.stringAt('$.maxIterations'),
-      ),
-    });
+    // The message is formatted in a Pass state: a path is what every interpreter accepts in CausePath.
+    const tooMany = new sfn.Pass(this, 'DescribeLimit', {
+      parameters: {
+        'message.$': "States.Format('The agent reached the limit of {} iterations without finishing.', $.maxIterations)",
+      },
+      resultPath: '$.limit',
+    }).next(new sfn.Fail(this, 'MaxIterationsExceeded', { error: 'MaxIterationsExceeded', causePath: '$.limit.message' }));
     const withinLimit = new sfn.Choice(this, 'WithinLimit')
       .when(sfn.Condition.numberLessThanJsonPath('$.iteration', '$.maxIterations'), inference)
       .otherwise(tooMany);

@@ -238,14 +238,15 @@ export class LocalRuntime {
     await Promise.all([...this.executions.values()].map((r) => r.done));
   }
 
-  putEvents(entries: { Source?: string; DetailType?: string; Detail?: string; EventBusName?: string }[]): string[] {
+  /** Puts events on the local bus; `Detail` is a JSON string (the API) or an object (the Step Functions integration). */
+  putEvents(entries: { Source?: string; DetailType?: string; Detail?: string | object; EventBusName?: string }[]): string[] {
     return entries.map((entry) => {
       const event: LocalEvent = {
         id: randomUUID(),
         time: new Date().toISOString(),
         source: entry.Source ?? '',
         detailType: entry.DetailType ?? '',
-        detail: entry.Detail ? JSON.parse(entry.Detail) : {},
+        detail: typeof entry.Detail === 'string' ? JSON.parse(entry.Detail) : (entry.Detail ?? {}),
         eventBusName: entry.EventBusName ?? 'default',
       };
       this.events.push(event);

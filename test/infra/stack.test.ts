@@ -37,11 +37,40 @@ beforeAll(() => {
   violations = nagViolations(app);
 }, 120_000);
 
-/** The IAM statements attached to the role of one Stepwise function. */
-function statementsOf(functionId: string): { Action: string | string[]; Resource: unknown; Condition?: unknown }[] {
+/** The logical id of the one resource of `type` whose id starts with `prefix`. */
+function logicalIdOf(prefix: string, type: string): string {
+  const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+/** A state machine's ASL, with the template's tokens left as they are. */
+function definitionOf(prefix: string): Record<string, unknown> {
+  const id = logicalIdOf(prefix, 'AWS::StepFunctions::StateMachine');
+  const sm = template.findResources('AWS::StepFunctions::StateMachine')[id] as { Properties: { DefinitionString: unknown } };
+  // Tokens sit between string fragments of an Fn::Join; a placeholder JSON string keeps the document parseable.
+  const join = (sm.Properties.DefinitionString as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+  const tokens: unknown[] = [];
+  const text = join.map((part) => (typeof part === 'string' ? part : `@@${tokens.push(part) - 1}@@`)).join('');
+  const restore = (value: unknown): unknown => {
+    if (typeof value === 'string') {
+      const parts = value.split(/@@(\d+)@@/);
+      if (parts.length === 1) return value;
+      const pieces = parts.map((p, i) => (i % 2 ? tokens[Number(p)] : p)).filter((p) => p !== '');
+      return pieces.length === 1 ? pieces[0] : { 'Fn::Join': ['', pieces] };
+    }
+    if (Array.isArray(value)) return value.map(restore);
+    if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, restore(v)]));
+    return value;
+  };
+  return restore(JSON.parse(text)) as Record<string, unknown>;
+}
+
+/** The IAM statements of the policies whose logical ids start with `rolePrefix`. */
+function statementsOf(rolePrefix: string): { Action: string | string[]; Resource: unknown; Condition?: unknown }[] {
   const policies = template.findResources('AWS::IAM::Policy');
   return Object.entries(policies)
-    .filter(([id]) => id.startsWith(`${functionId}Role`))
+    .filter(([id]) => id.startsWith(rolePrefix))
     .flatMap(([, p]) => (p as { Properties: { PolicyDocument: { Statement: never[] } } }).Properties.PolicyDocument.Statement);
 }
 
@@ -92,15 +121,78 @@ describe('StepwiseStack', () => {
   });
 
   it('lets the tool function reach only workspaces/ and conversations/ objects', () => {
-    const s3 = statementsOf('Tool').filter((s) => JSON.stringify(s.Action).includes('s3:'));
+    const s3 = statementsOf('ToolRole').filter((s) => JSON.stringify(s.Action).includes('s3:'));
     const objectPrefixes = s3.flatMap((s) => JSON.stringify(s.Resource).match(/\/[a-z]+\/\*/g) ?? []);
     expect(new Set(objectPrefixes)).toEqual(new Set(['/workspaces/*', '/conversations/*']));
     expect(s3.flatMap((s) => [s.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject', 's3:PutObject']);
     expect(s3.find((s) => s.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
   });
 
+  it('loops Inference → Route → Tools → NextIteration with bounded concurrency and small payloads', () => {
+    const loop = definitionOf('AgentLoop');
+    const states = loop.States as Record<string, Record<string, unknown>>;
+    expect(loop.StartAt).toBe('Start');
+    expect(states.Inference).toMatchObject({
+      Type: 'Task',
+      Next: 'Route',
+      TimeoutSeconds: 360,
+      ResultPath: '$.step',
+      ResultSelector: { 'stopReason.$': '$.Payload.stopReason', 'toolCalls.$': '$.Payload.toolCalls', 'seq.$': '$.Payload.seq' },
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'DescribeFailure' }],
+    });
+    expect(states.Route?.Choices).toEqual([
+      { Variable: '$.step.stopReason', StringEquals: 'tool_use', Next: 'Tools' },
+      { Or: [{ Variable: '$.step.stopReason', StringEquals: 'end_turn' }, { Variable: '$.step.stopReason', StringEquals: 'stop_sequence' }], Next: 'Done' },
+      { Variable: '$.step.stopReason', StringEquals: 'refusal', Next: 'Refused' },
+      { Variable: '$.step.stopReason', StringEquals: 'model_context_window_exceeded', Next: 'ContextFull' },
+    ]);
+    expect(states.Route?.Default).toBe('NextIteration');
+    expect(states.Tools).toMatchObject({ Type: 'Map', MaxConcurrency: 8, ItemsPath: '$.step.toolCalls', ResultPath: null, Next: 'NextIteration' });
+    expect(states.WithinLimit).toMatchObject({ Choices: [{ Variable: '$.iteration', NumericLessThanPath: '$.maxIterations', Next: 'Inference' }], Default: 'DescribeLimit' });
+    expect(states.MaxIterationsExceeded).toEqual({ Type: 'Fail', Error: 'MaxIterationsExceeded', CausePath: '$.limit.message' });
+  });
+
+  it('retries transient errors with backoff and full jitter, and nothing else', () => {
+    const states = definitionOf('AgentLoop').States as Record<string, { Retry?: Record<string, unknown>[] }>;
+    const retries = states.Inference?.Retry ?? [];
+    expect(retries.map((r) => r.ErrorEquals)).toEqual([
+      ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException', 'Lambda.Unknown'],
+      ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'StoreUnavailable', 'WorkspaceUnavailable'],
+      ['States.Timeout'],
+    ]);
+    for (const retry of retries) expect(retry).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
+    expect(retries[1]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 60 });
+    expect(retries.flatMap((r) => r.ErrorEquals as string[])).not.toContain('States.ALL');
+  });
+
+  it('nests the agent loop with startExecution.sync:2 and may start only that state machine', () => {
+    const states = definitionOf('Orchestrator').States as Record<string, Record<string, unknown>>;
+    expect(states.RunSingleAgent?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
+    const loopRef = { Ref: logicalIdOf('AgentLoop', 'AWS::StepFunctions::StateMachine') };
+    const start = statementsOf('OrchestratorStateMachineRole').find((s) => s.Action === 'states:StartExecution');
+    expect(start?.Resource).toEqual(loopRef);
+  });
+
+  it('logs every state machine transition without payloads', () => {
+    for (const sm of Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as { Properties: Record<string, unknown> }[]) {
+      expect(sm.Properties).toMatchObject({
+        StateMachineType: 'STANDARD',
+        LoggingConfiguration: { Level: 'ALL', IncludeExecutionData: false },
+        TracingConfiguration: { Enabled: true },
+      });
+    }
+  });
+
+  it('sends completion events to the project bus', () => {
+    const states = definitionOf('Orchestrator').States as Record<string, { Parameters?: { Entries?: Record<string, unknown>[] } }>;
+    const busRef = { 'Fn::GetAtt': [logicalIdOf('Bus', 'AWS::Events::EventBus'), 'Arn'] };
+    for (const name of ['EmitSucceeded', 'EmitFailed']) {
+      expect(states[name]?.Parameters?.Entries?.[0]).toMatchObject({ Source: 'stepwise', EventBusName: busRef });
+    }
+  });
+
   it('gives no function a wildcard action or a managed policy', () => {
-    for (const id of ['Inference', 'Tool']) {
+    for (const id of ['InferenceRole', 'ToolRole']) {
       for (const s of statementsOf(id)) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
     }
     const roles = template.findResources('AWS::IAM::Role');

@@ -1,0 +1,105 @@
+/**
+ * The whole local stack for one test file: a Messages API that answers from per-run scripts,
+ * the emulators, the local runtime (retry waits shortened) and the HTTP API.
+ */
+import { afterAll, beforeAll } from 'vitest';
+import type { Run } from '../../functions/core/runs.js';
+import { type MessagesApi, type Reply, type WireRequest, startMessagesApi } from '../../functions/local/messages-api.js';
+import { type LocalStack, startLocalStack } from '../../functions/local/stack.js';
+
+/** Scripts keyed by a tag that the run's goal carries as `[[tag]]`, so runs can proceed at once. */
+export class ScriptBook {
+  private readonly scripts = new Map<string, Reply[]>();
+  private readonly responders = new Map<string, (body: WireRequest, n: number) => Reply>();
+  /** Requests received, by tag. */
+  readonly requests = new Map<string, WireRequest[]>();
+
+  add(tag: string, ...replies: Reply[]): string {
+    this.scripts.set(tag, replies);
+    this.requests.set(tag, []);
+    return `[[${tag}]]`;
+  }
+
+  /** Answers a tag's requests with a function of the request and its number (0, 1, …). */
+  respondWith(tag: string, responder: (body: WireRequest, n: number) => Reply): string {
+    this.responders.set(tag, responder);
+    this.requests.set(tag, []);
+    return `[[${tag}]]`;
+  }
+
+  respond = (body: WireRequest): Reply => {
+    const first = JSON.stringify(body.messages[0]?.content ?? '');
+    const tag = /\[\[([\w-]+)\]\]/.exec(first)?.[1];
+    const responder = tag ? this.responders.get(tag) : undefined;
+    if (tag && responder) {
+      const seen = this.requests.get(tag) ?? [];
+      seen.push(body);
+      return responder(body, seen.length - 1);
+    }
+    const queue = tag ? this.scripts.get(tag) : undefined;
+    if (!tag || !queue) return { status: 400, type: 'invalid_request_error', message: `No script for this request (${tag ?? 'untagged'}).` };
+    this.requests.get(tag)?.push(body);
+    return queue.shift() ?? { status: 500, type: 'api_error', message: `Script ${tag} has no reply left.` };
+  };
+}
+
+export interface StackFixture {
+  stack: LocalStack;
+  messages: MessagesApi;
+  book: ScriptBook;
+  post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Starts a single-mode run and waits until it stops running. */
+  run(goal: string, extra?: Record<string, unknown>): Promise<Run>;
+  waitFor(runId: string, timeoutMs?: number): Promise<Run>;
+}
+
+export function useLocalStack(env: Record<string, string> = {}): StackFixture {
+  const fixture = { book: new ScriptBook() } as StackFixture;
+  beforeAll(async () => {
+    fixture.messages = await startMessagesApi(fixture.book.respond);
+    fixture.stack = await startLocalStack({
+      port: 0,
+      retryIntervalMs: 5,
+      env: {
+        STEPWISE_PROVIDER: 'anthropic',
+        ANTHROPIC_API_KEY: 'test-key',
+        ANTHROPIC_BASE_URL: fixture.messages.url,
+        STEPWISE_MODEL: 'claude-test',
+        ...env,
+      },
+    });
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(`${fixture.stack.url}${path}`, {
+        method,
+        ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+      });
+      const text = await res.text();
+      return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+    };
+    fixture.post = (path, body) => call('POST', path, body);
+    fixture.get = (path) => call('GET', path);
+    fixture.waitFor = async (runId, timeoutMs = 60_000) => {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const { body } = await fixture.get(`/runs/${runId}`);
+        if (body.status !== 'running') {
+          await fixture.stack.runtime.idle();
+          return (await fixture.get(`/runs/${runId}`)).body as unknown as Run;
+        }
+        if (Date.now() > deadline) throw new Error(`Run ${runId} is still running after ${timeoutMs} ms.`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    fixture.run = async (goal, extra = {}) => {
+      const started = await fixture.post('/runs', { goal, mode: 'single', ...extra });
+      if (started.status !== 202) throw new Error(`POST /runs answered ${started.status}: ${JSON.stringify(started.body)}`);
+      return fixture.waitFor(String(started.body.runId));
+    };
+  }, 120_000);
+  afterAll(async () => {
+    await fixture.stack?.close();
+    await fixture.messages?.close();
+  });
+  return fixture;
+}
