@@ -23,7 +23,10 @@ const now = tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$$.Stat
  * executions (`startExecution.sync:2`). Phases are written with the DynamoDB service
  * integration; the outcome is announced on the project's event bus.
  *
- * Input: `{ runId, mode, conversationId, maxIterations }`.
+ * single mode: one agent loop. multi mode: the Architect's loop (phase `planning`), a check that
+ * it stored a plan, then the Coder's loop (phase `executing`), whose first message carries it.
+ *
+ * Input: `{ runId, mode, conversationId, maxIterations }`; `$.currentAgent` names the agent at work.
  */
 export class Orchestrator extends Construct {
   public readonly stateMachine: sfn.StateMachine;
@@ -32,47 +35,93 @@ export class Orchestrator extends Construct {
     super(scope, id);
     const { table } = props;
 
-    const markExecuting = new tasks.DynamoUpdateItem(this, 'MarkExecuting', {
+    // Every failure goes through one path: explain it, record it with the agent at work, announce it.
+    const explain = new sfn.Choice(this, 'ExplainFailure');
+    const catchAll = (task: sfn.TaskStateBase) => task.addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
+
+    /** Records the phase and agent, then runs that agent's loop as a nested execution. */
+    const phase = (agent: 'single' | 'architect' | 'coder', phaseName: 'planning' | 'executing', conversationId: string) => {
+      const suffix = agent[0]?.toUpperCase() + agent.slice(1);
+      const current = new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
+      const mark = new tasks.DynamoUpdateItem(this, `Mark${suffix}`, {
+        table,
+        key: runKey,
+        updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
+        // A cancelled run stays cancelled.
+        conditionExpression: '#status = :running',
+        expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
+        expressionAttributeValues: {
+          ':phase': tasks.DynamoAttributeValue.fromString(phaseName),
+          ':agent': tasks.DynamoAttributeValue.fromString(agent),
+          ':running': tasks.DynamoAttributeValue.fromString('running'),
+          ':now': now,
+        },
+        resultPath: sfn.JsonPath.DISCARD,
+      });
+      const run = new tasks.StepFunctionsStartExecution(this, `Run${suffix}`, {
+        stateMachine: props.agentLoop,
+        integrationPattern: sfn.IntegrationPattern.RUN_JOB,
+        // Named after the run and agent, so a retried start cannot run the agent twice (invariant 3).
+        name: sfn.JsonPath.format(`{}-${agent}`, sfn.JsonPath.stringAt('$.runId')),
+        input: sfn.TaskInput.fromObject({
+          'runId.$': '$.runId',
+          agent,
+          'conversationId.$': conversationId,
+          'maxIterations.$': '$.maxIterations',
+        }),
+        associateWithParent: true,
+        resultPath: sfn.JsonPath.DISCARD,
+      });
+      catchAll(mark);
+      catchAll(run);
+      return { start: current, end: run, chain: current.next(mark).next(run) };
+    };
+
+    // Conversation ids follow functions/core/conversation.ts conversationIdOf: run/<runId>/<agent>.
+    const single = phase('single', 'executing', '$.conversationId');
+    const architect = phase('architect', 'planning', "States.Format('run/{}/architect', $.runId)");
+    const coder = phase('coder', 'executing', "States.Format('run/{}/coder', $.runId)");
+
+    const loadPlan = new tasks.DynamoGetItem(this, 'LoadPlan', {
       table,
       key: runKey,
-      updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
-      conditionExpression: 'attribute_exists(pk)',
-      expressionAttributeNames: { '#phase': 'phase' },
-      expressionAttributeValues: {
-        ':phase': tasks.DynamoAttributeValue.fromString('executing'),
-        ':agent': tasks.DynamoAttributeValue.fromString('single'),
-        ':now': now,
+      // "plan" is a DynamoDB reserved word.
+      projectionExpression: [new tasks.DynamoProjectionExpression().withAttribute('#plan')],
+      expressionAttributeNames: { '#plan': 'plan' },
+      consistentRead: true,
+      resultPath: '$.planRecord',
+    });
+    catchAll(loadPlan);
+    const noPlan = new sfn.Pass(this, 'NoPlanProduced', {
+      parameters: {
+        code: 'NoPlanProduced',
+        message: 'The Architect finished without submitting a valid plan through finish_plan.',
+        'agent.$': '$.currentAgent',
       },
-      resultPath: sfn.JsonPath.DISCARD,
+      resultPath: '$.error',
     });
-
-    const runSingle = new tasks.StepFunctionsStartExecution(this, 'RunSingleAgent', {
-      stateMachine: props.agentLoop,
-      integrationPattern: sfn.IntegrationPattern.RUN_JOB,
-      // Named after the run, so a retried start cannot run the agent twice (invariant 3).
-      name: sfn.JsonPath.format('{}-single', sfn.JsonPath.stringAt('$.runId')),
-      input: sfn.TaskInput.fromObject({
-        'runId.$': '$.runId',
-        agent: 'single',
-        'conversationId.$': '$.conversationId',
-        'maxIterations.$': '$.maxIterations',
-      }),
-      associateWithParent: true,
-      resultPath: sfn.JsonPath.DISCARD,
-    });
+    const planCaptured = new sfn.Choice(this, 'PlanCaptured')
+      .when(sfn.Condition.isPresent('$.planRecord.Item.plan'), coder.chain)
+      .otherwise(noPlan);
+    architect.end.next(loadPlan).next(planCaptured);
 
     const markComplete = new tasks.DynamoUpdateItem(this, 'MarkComplete', {
       table,
       key: runKey,
       updateExpression: 'SET #status = :status, #phase = :phase, updatedAt = :now REMOVE currentAgent',
+      conditionExpression: '#status = :running',
       expressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
       expressionAttributeValues: {
         ':status': tasks.DynamoAttributeValue.fromString('succeeded'),
         ':phase': tasks.DynamoAttributeValue.fromString('complete'),
+        ':running': tasks.DynamoAttributeValue.fromString('running'),
         ':now': now,
       },
       resultPath: sfn.JsonPath.DISCARD,
     });
+    catchAll(markComplete);
+    single.end.next(markComplete);
+    coder.end.next(markComplete);
 
     // A nested execution's failure arrives as States.TaskFailed with the child's description
     // (its Error and Cause) as a JSON cause; anything else arrives as it is.
@@ -81,11 +130,11 @@ export class Orchestrator extends Construct {
       resultPath: '$.child',
     });
     const childError = new sfn.Pass(this, 'ChildError', {
-      parameters: { 'code.$': '$.child.parsed.Error', 'message.$': '$.child.parsed.Cause' },
+      parameters: { 'code.$': '$.child.parsed.Error', 'message.$': '$.child.parsed.Cause', 'agent.$': '$.currentAgent' },
       resultPath: '$.error',
     });
     const ownError = new sfn.Pass(this, 'OwnError', {
-      parameters: { 'code.$': '$.failure.Error', 'message.$': '$.failure.Cause' },
+      parameters: { 'code.$': '$.failure.Error', 'message.$': '$.failure.Cause', 'agent.$': '$.currentAgent' },
       resultPath: '$.error',
     });
     const markFailed = new tasks.DynamoUpdateItem(this, 'MarkFailed', {
@@ -101,13 +150,13 @@ export class Orchestrator extends Construct {
         ':error': tasks.DynamoAttributeValue.fromMap({
           code: tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$.error.code')),
           message: tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$.error.message')),
-          agent: tasks.DynamoAttributeValue.fromString('single'),
+          agent: tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$.error.agent')),
         }),
         ':now': now,
       },
       resultPath: sfn.JsonPath.DISCARD,
     });
-    const explain = new sfn.Choice(this, 'ExplainFailure')
+    explain
       .when(
         sfn.Condition.and(
           sfn.Condition.stringEquals('$.failure.Error', 'States.TaskFailed'),
@@ -122,6 +171,7 @@ export class Orchestrator extends Construct {
       .otherwise(ownError);
     childError.next(markFailed);
     ownError.next(markFailed);
+    noPlan.next(markFailed);
 
     const succeeded = this.announce('Succeeded', props, 'Stepwise Run Succeeded', {
       status: 'succeeded',
@@ -133,14 +183,16 @@ export class Orchestrator extends Construct {
       'error.$': '$.error',
     }).next(new sfn.Fail(this, 'RunFailed', { errorPath: '$.error.code', causePath: '$.error.message' }));
     markFailed.next(failed);
-
-    runSingle.addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
-    markExecuting.addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
+    markComplete.next(succeeded);
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
-      definitionBody: sfn.DefinitionBody.fromChainable(markExecuting.next(runSingle).next(markComplete).next(succeeded)),
+      definitionBody: sfn.DefinitionBody.fromChainable(
+        new sfn.Choice(this, 'Mode')
+          .when(sfn.Condition.stringEquals('$.mode', 'single'), single.chain)
+          .otherwise(architect.chain),
+      ),
       tracingEnabled: true,
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });

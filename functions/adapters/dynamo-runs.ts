@@ -6,6 +6,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } fr
 import type { AgentName } from '../core/conversation.js';
 import { Run, type RunResult, type RunStore } from '../core/runs.js';
 import type { Usage } from '../core/messages.js';
+import type { Plan } from '../core/plan.js';
 import { guard, isConditionFailed } from './aws-errors.js';
 import type { BlobStore } from './blobs.js';
 
@@ -100,6 +101,42 @@ export class DynamoRunStore implements RunStore {
     } catch (error) {
       // Already counted (a retried step), or no such run: either way there is nothing to add.
       if (!isConditionFailed(error)) throw error;
+    }
+  }
+
+  async savePlan(runId: string, plan: Plan): Promise<void> {
+    await guard('Storing a plan', () =>
+      this.options.doc.send(
+        new UpdateCommand({
+          TableName: this.options.table,
+          Key: key(runId),
+          UpdateExpression: 'SET #plan = :plan, updatedAt = :now',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeNames: { '#plan': 'plan' },
+          ExpressionAttributeValues: { ':plan': plan, ':now': this.clock().toISOString() },
+        }),
+      ),
+    );
+  }
+
+  async cancel(runId: string): Promise<boolean> {
+    try {
+      await guard('Cancelling a run', () =>
+        this.options.doc.send(
+          new UpdateCommand({
+            TableName: this.options.table,
+            Key: key(runId),
+            UpdateExpression: 'SET #status = :cancelled, #phase = :cancelled, updatedAt = :now REMOVE currentAgent',
+            ConditionExpression: '#status = :running',
+            ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
+            ExpressionAttributeValues: { ':cancelled': 'cancelled', ':running': 'running', ':now': this.clock().toISOString() },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
     }
   }
 

@@ -7,6 +7,7 @@ import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
+import type { PlanStore } from '../core/tools/registry.js';
 import { AnthropicProvider } from './anthropic.js';
 import { BlobStore } from './blobs.js';
 import { DynamoConversationStore } from './dynamo-conversations.js';
@@ -81,6 +82,7 @@ export interface Wiring {
   model: ModelProvider;
   settings: ModelSettings;
   workspaceFor(runId: string): S3Workspace;
+  plans: PlanStore;
 }
 
 export function wire(source: Record<string, string | undefined>, overrides: { model?: ModelProvider } = {}): Wiring {
@@ -88,10 +90,12 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
   const { dynamo, s3 } = awsClients(env);
   const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
+  const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
   return {
     env,
     conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
-    runs: new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs }),
+    runs,
+    plans: runs,
     model: overrides.model ?? modelFrom(env),
     settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
     workspaceFor: (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId),

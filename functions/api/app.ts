@@ -7,7 +7,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { type AgentName, type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { StepwiseError } from '../core/errors.js';
-import { CreateRunBody, type IntakeDeps, ModeNotAvailable, createRun } from '../core/intake.js';
+import { CreateRunBody, type IntakeDeps, cancelRun, createRun } from '../core/intake.js';
 import type { RunStore } from '../core/runs.js';
 import { PathRejected, type Workspace } from '../core/workspace.js';
 
@@ -54,7 +54,6 @@ export function createApi(deps: ApiDeps): Hono {
       const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.issues ? { issues: error.issues } : {}) } };
       return c.json(body, error.status);
     }
-    if (error instanceof ModeNotAvailable) return c.json({ error: { code: error.name, message: error.message } }, 400);
     console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
     return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } }, 500);
   });
@@ -85,6 +84,14 @@ export function createApi(deps: ApiDeps): Hono {
   };
 
   app.get('/runs/:runId', async (c) => c.json(await loadRun(c.req.param('runId'))));
+
+  app.post('/runs/:runId/cancel', async (c) => {
+    const run = await loadRun(c.req.param('runId'));
+    if (!(await cancelRun(run.runId, deps))) {
+      throw new ApiError(409, 'RunNotRunning', `Run ${run.runId} is ${run.status}; only a running run can be cancelled.`);
+    }
+    return c.json({ runId: run.runId, status: 'cancelled', phase: 'cancelled' }, 202);
+  });
 
   app.get('/runs/:runId/messages', async (c) => {
     const run = await loadRun(c.req.param('runId'));

@@ -4,7 +4,7 @@
  */
 import { z } from 'zod';
 import { conversationIdOf } from './conversation.js';
-import { StepwiseError, messageOf } from './errors.js';
+import { messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
 import type { Run, RunStore } from './runs.js';
 
@@ -22,7 +22,11 @@ export const CreateRunBody = z
     maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
     model: z.string().min(1).max(200).optional(),
   })
-  .strict();
+  .strict()
+  .refine((body) => !(body.sessionId && body.mode === 'multi'), {
+    path: ['sessionId'],
+    message: 'sessions continue single-mode conversations; use mode "single" with a sessionId',
+  });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
 /** What the orchestrator is started with: ids and limits only. */
@@ -33,13 +37,18 @@ export interface OrchestratorInput {
   maxIterations: number;
 }
 
-/** Starts a run's orchestrator; starting the same run twice starts it once. */
+/** Starts and stops a run's orchestrator; starting the same run twice starts it once. */
 export interface RunStarter {
   start(input: OrchestratorInput): Promise<void>;
+  /** Stops the run's executions, nested ones included. */
+  stop(runId: string, reason: string): Promise<void>;
 }
 
-export class ModeNotAvailable extends StepwiseError {
-  override readonly name = 'ModeNotAvailable';
+/** Cancels a running run: marks it cancelled, then stops its executions. `false` when it was not running. */
+export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | 'starter'>): Promise<boolean> {
+  if (!(await deps.runs.cancel(runId))) return false;
+  await deps.starter.stop(runId, 'Cancelled on request.');
+  return true;
 }
 
 export interface IntakeDeps {
@@ -51,9 +60,6 @@ export interface IntakeDeps {
 
 /** Creates and starts a run from a validated body; returns what `POST /runs` answers. */
 export async function createRun(body: CreateRunBody, deps: IntakeDeps, runId = deps.newId()): Promise<Pick<Run, 'runId' | 'status' | 'phase'>> {
-  if (body.mode === 'multi') {
-    throw new ModeNotAvailable('mode "multi" (Architect then Coder) is not available in this build yet; use "single".');
-  }
   const now = (deps.clock ?? (() => new Date()))().toISOString();
   const run: Run = {
     runId,

@@ -4,6 +4,7 @@
 import { z } from 'zod';
 import { AgentName } from './conversation.js';
 import { Usage } from './messages.js';
+import { Plan } from './plan.js';
 
 export const RunMode = z.enum(['single', 'multi']);
 export type RunMode = z.infer<typeof RunMode>;
@@ -33,7 +34,7 @@ export const Run = z.object({
   status: RunStatus,
   phase: Phase,
   currentAgent: AgentName.optional(),
-  plan: z.unknown().optional(),
+  plan: Plan.optional(),
   result: RunResult.optional(),
   error: RunError.optional(),
   iterations: z.partialRecord(AgentName, z.number().int().nonnegative()),
@@ -53,6 +54,10 @@ export interface RunStore {
    * often it is called, so a retried step is not counted twice.
    */
   recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void>;
+  /** Stores the Architect's plan on the run. */
+  savePlan(runId: string, plan: Plan): Promise<void>;
+  /** Marks a running run cancelled; `false` when it was not running. */
+  cancel(runId: string): Promise<boolean>;
   /** Marks the run finished. */
   finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
 }

@@ -26,7 +26,7 @@ import {
 } from './messages.js';
 import type { ModelProvider, ModelSettings } from './model.js';
 import type { RunResult, RunStore } from './runs.js';
-import { type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
+import { type PlanStore, type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
 import type { Workspace } from './workspace.js';
 
 export const InferenceInput = z.object({
@@ -74,6 +74,8 @@ export interface InferenceDeps {
 export interface ToolDeps {
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  /** Where `finish_plan` stores a plan; the run store in practice. */
+  plans?: PlanStore;
   tools?: (agent: AgentName) => ToolRegistry;
   limits?: ToolLimits;
   /** The most characters of one tool output the model sees; longer output is cut with a note. */
@@ -97,6 +99,8 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   let conversation = await deps.conversations.load(conversationId);
   const answered = findStep(conversation.messages, runId, iteration);
   if (answered) return settle(answered, conversation.messages, input, deps);
+  const finished = finishedBy(conversation, profile, runId);
+  if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
 
   const opening = await openingFor(conversation, input, deps);
   const next = planUserMessage(conversation, runId, iteration, opening);
@@ -171,6 +175,19 @@ export function runResult(messages: StoredMessage[], runId: string, final: Store
 export function describeCall(call: ToolUseBlock): string {
   const input = JSON.stringify(call.input ?? {});
   return `${call.name} ${input.length > 200 ? `${input.slice(0, 199)}…` : input}`;
+}
+
+/**
+ * The agent's last turn if it ended the agent's part with a successful call of its finish tool
+ * (the Architect's accepted plan): nothing is left to ask the model.
+ */
+function finishedBy(conversation: Conversation, profile: AgentProfile, runId: string): StoredMessage | undefined {
+  const last = conversation.messages.at(-1);
+  if (!profile.finishTool || last?.role !== 'assistant' || last.meta.runId !== runId) return undefined;
+  const accepted = toolUses(last).some(
+    (call, i) => call.name === profile.finishTool && conversation.pendingResults[i] && !conversation.pendingResults[i]?.is_error,
+  );
+  return accepted ? last : undefined;
 }
 
 function findStep(messages: StoredMessage[], runId: string, iteration: number): StoredMessage | undefined {
@@ -285,6 +302,7 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
     runId: input.runId,
     workspace: deps.workspaceFor(input.runId),
     limits: deps.limits ?? defaultToolLimits,
+    ...(deps.plans ? { plans: deps.plans } : {}),
   });
   const stored = await deps.conversations.putResult(
     conversationId,

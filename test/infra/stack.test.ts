@@ -167,7 +167,7 @@ describe('StepwiseStack', () => {
 
   it('nests the agent loop with startExecution.sync:2 and may start only that state machine', () => {
     const states = definitionOf('Orchestrator').States as Record<string, Record<string, unknown>>;
-    expect(states.RunSingleAgent?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
+    expect(states.RunSingle?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
     const loopRef = { Ref: logicalIdOf('AgentLoop', 'AWS::StepFunctions::StateMachine') };
     const start = statementsOf('OrchestratorStateMachineRole').find((s) => s.Action === 'states:StartExecution');
     expect(start?.Resource).toEqual(loopRef);

@@ -13,6 +13,7 @@ import {
 } from '../../functions/core/conversation.js';
 import type { AgentName } from '../../functions/core/conversation.js';
 import type { ToolResultBlock, Usage } from '../../functions/core/messages.js';
+import type { Plan } from '../../functions/core/plan.js';
 import type { Run, RunResult, RunStore } from '../../functions/core/runs.js';
 import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
 
@@ -93,6 +94,18 @@ export class MemoryRunStore implements RunStore {
     run.iterations[agent] = iteration + 1;
     if (result) run.result = result;
     for (const k of Object.keys(usage) as (keyof Usage)[]) run.usage[k] += usage[k];
+  }
+
+  async cancel(runId: string): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (run?.status !== 'running') return false;
+    Object.assign(run, { status: 'cancelled', phase: 'cancelled' });
+    return true;
+  }
+
+  async savePlan(runId: string, plan: Plan): Promise<void> {
+    const run = this.runs.get(runId);
+    if (run) run.plan = structuredClone(plan);
   }
 
   async finish(runId: string, outcome: Partial<Run>): Promise<void> {

@@ -6,13 +6,20 @@ import { z } from 'zod';
 import { InfrastructureError, messageOf } from '../errors.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../messages.js';
 import type { ToolSpec } from '../model.js';
+import type { Plan } from '../plan.js';
 import type { Workspace } from '../workspace.js';
+
+/** Where the Architect's plan is kept. */
+export interface PlanStore {
+  savePlan(runId: string, plan: Plan): Promise<void>;
+}
 
 /** What a tool may use while it runs. */
 export interface ToolContext {
   runId: string;
   workspace: Workspace;
   limits: ToolLimits;
+  plans?: PlanStore;
 }
 
 export interface ToolLimits {

@@ -1,0 +1,62 @@
+/**
+ * The Architect's plan: its schema, JSON round trip, and parsing with errors that name the
+ * position or field that is wrong.
+ */
+import { z } from 'zod';
+
+export const PlanStep = z
+  .object({
+    description: z.string().trim().min(1, 'must not be empty').describe('What this step achieves, in one or two sentences.'),
+    action: z
+      .string()
+      .trim()
+      .min(1, 'must not be empty')
+      .describe('The kind of work, e.g. "create_file", "edit_file", "run_check".'),
+    parameters: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .describe('Details the Coder needs, e.g. { "path": "src/app.ts" }.'),
+  })
+  .strict();
+export type PlanStep = z.infer<typeof PlanStep>;
+
+export const Plan = z
+  .object({
+    goal: z.string().trim().min(1, 'must not be empty').describe('The goal the plan achieves, restated precisely.'),
+    steps: z.array(PlanStep).min(1, 'must have at least one step').describe('The steps, in the order to carry them out.'),
+  })
+  .strict();
+export type Plan = z.infer<typeof Plan>;
+
+/** The plan as JSON text. */
+export function planToJSON(plan: Plan): string {
+  return JSON.stringify(plan);
+}
+
+export type ParsedPlan = { ok: true; plan: Plan } | { ok: false; errors: string[] };
+
+/** Field errors as `steps.1.action: must not be empty`. */
+export function planErrors(error: z.ZodError): string[] {
+  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : '(plan)'}: ${i.message}`);
+}
+
+/** Parses plan JSON; bad JSON names the position, a bad shape names each field. */
+export function parsePlan(text: string): ParsedPlan {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (error) {
+    return { ok: false, errors: [`invalid JSON: ${error instanceof Error ? error.message : String(error)}`] };
+  }
+  const parsed = Plan.safeParse(value);
+  return parsed.success ? { ok: true, plan: parsed.data } : { ok: false, errors: planErrors(parsed.error) };
+}
+
+/** The plan as the Coder reads it. */
+export function renderPlan(plan: Plan): string {
+  const steps = plan.steps.map((step, i) => {
+    const params = step.parameters && Object.keys(step.parameters).length ? `\n   parameters: ${JSON.stringify(step.parameters)}` : '';
+    return `${i + 1}. [${step.action}] ${step.description}${params}`;
+  });
+  return `Goal: ${plan.goal}\n\nSteps:\n${steps.join('\n')}`;
+}
