@@ -2,16 +2,16 @@
  * The Architect's plan: its schema, JSON round trip, and parsing with errors that name the
  * position or field that is wrong.
  */
+import { type ParseError, parse as parseTolerant, printParseErrorCode } from 'jsonc-parser';
 import { z } from 'zod';
+
+/** A non-empty string, checked without trimming it: parsing never rewrites the plan. */
+const text = () => z.string().refine((s) => s.trim().length > 0, 'must not be empty');
 
 export const PlanStep = z
   .object({
-    description: z.string().trim().min(1, 'must not be empty').describe('What this step achieves, in one or two sentences.'),
-    action: z
-      .string()
-      .trim()
-      .min(1, 'must not be empty')
-      .describe('The kind of work, e.g. "create_file", "edit_file", "run_check".'),
+    description: text().describe('What this step achieves, in one or two sentences.'),
+    action: text().describe('The kind of work, e.g. "create_file", "edit_file", "verify".'),
     parameters: z
       .record(z.string(), z.unknown())
       .optional()
@@ -22,7 +22,7 @@ export type PlanStep = z.infer<typeof PlanStep>;
 
 export const Plan = z
   .object({
-    goal: z.string().trim().min(1, 'must not be empty').describe('The goal the plan achieves, restated precisely.'),
+    goal: text().describe('The goal the plan achieves, restated precisely.'),
     steps: z.array(PlanStep).min(1, 'must have at least one step').describe('The steps, in the order to carry them out.'),
   })
   .strict();
@@ -45,11 +45,23 @@ export function parsePlan(text: string): ParsedPlan {
   let value: unknown;
   try {
     value = JSON.parse(text);
-  } catch (error) {
-    return { ok: false, errors: [`invalid JSON: ${error instanceof Error ? error.message : String(error)}`] };
+  } catch {
+    return { ok: false, errors: syntaxErrors(text) };
   }
   const parsed = Plan.safeParse(value);
   return parsed.success ? { ok: true, plan: parsed.data } : { ok: false, errors: planErrors(parsed.error) };
+}
+
+/** Where JSON text goes wrong, as `invalid JSON at line 1, column 25 (offset 24): ValueExpected`. */
+function syntaxErrors(source: string): string[] {
+  const errors: ParseError[] = [];
+  parseTolerant(source, errors, { disallowComments: true, allowTrailingComma: false });
+  const first = errors[0];
+  if (!first) return ['invalid JSON'];
+  const before = source.slice(0, first.offset).split('\n');
+  const line = before.length;
+  const column = (before.at(-1)?.length ?? 0) + 1;
+  return [`invalid JSON at line ${line}, column ${column} (offset ${first.offset}): ${printParseErrorCode(first.error)}`];
 }
 
 /** The plan as the Coder reads it. */

@@ -43,6 +43,8 @@ export interface LocalExecution {
   maxPayloadBytes: number;
   /** State transitions so far. */
   transitions: number;
+  /** The names of the top-level states entered, in order. */
+  trail: string[];
 }
 
 /** A PutEvents entry as the local bus keeps it. */
@@ -142,6 +144,7 @@ export class LocalRuntime {
       startDate: new Date(),
       maxPayloadBytes: Buffer.byteLength(input),
       transitions: 0,
+      trail: [],
     };
     const run = entry.machine.run(JSON.parse(input), {
       overrides: {
@@ -162,8 +165,11 @@ export class LocalRuntime {
     });
     const watch = (async () => {
       for await (const event of run.eventLogs) {
-        const e = event as { type: string; state?: { input?: unknown; output?: unknown } };
-        if (e.type === 'StateEntered') execution.transitions++;
+        const e = event as { type: string; index?: number; state?: { name: string; input?: unknown; output?: unknown } };
+        if (e.type === 'StateEntered') {
+          execution.transitions++;
+          if (e.index === undefined && e.state) execution.trail.push(e.state.name);
+        }
         for (const payload of [e.state?.input, e.state?.output]) {
           if (payload === undefined) continue;
           execution.maxPayloadBytes = Math.max(execution.maxPayloadBytes, Buffer.byteLength(JSON.stringify(payload)));

@@ -166,11 +166,19 @@ describe('StepwiseStack', () => {
   });
 
   it('nests the agent loop with startExecution.sync:2 and may start only that state machine', () => {
-    const states = definitionOf('Orchestrator').States as Record<string, Record<string, unknown>>;
-    expect(states.RunSingle?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
+    const states = definitionOf('Orchestrator').States as Record<string, { Resource?: unknown; Parameters?: Record<string, unknown> }>;
     const loopRef = { Ref: logicalIdOf('AgentLoop', 'AWS::StepFunctions::StateMachine') };
-    const start = statementsOf('OrchestratorStateMachineRole').find((s) => s.Action === 'states:StartExecution');
-    expect(start?.Resource).toEqual(loopRef);
+    for (const [state, agent] of [['RunSingle', 'single'], ['RunArchitect', 'architect'], ['RunCoder', 'coder']] as const) {
+      expect(states[state]?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
+      expect(states[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': `States.Format('{}-${agent}', $.runId)`, Input: { agent } });
+    }
+    const statements = statementsOf('OrchestratorStateMachineRole');
+    const starts = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('states:')));
+    expect(starts.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(loopRef);
+    // Describe/Stop reach only executions of the agent loop.
+    for (const s of starts.filter((s) => s.Action !== 'states:StartExecution')) {
+      expect(JSON.stringify(s.Resource)).toContain(`{"Ref":"${loopRef.Ref}"}`);
+    }
   });
 
   it('logs every state machine transition without payloads', () => {
