@@ -2,17 +2,24 @@
  * Builds the adapters from validated environment variables: done once, when a Lambda module or
  * the local runtime loads (STYLE.md habit 7). A missing variable fails fast, naming it.
  */
+import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
+import type { DeadLetters, IntakeDeps } from '../core/intake.js';
 import type { PlanStore } from '../core/tools/registry.js';
 import { AnthropicProvider } from './anthropic.js';
 import { BlobStore } from './blobs.js';
 import { DynamoConversationStore } from './dynamo-conversations.js';
+import { DynamoIdempotencyStore, DynamoSessionLocks } from './dynamo-intake.js';
 import { DynamoRunStore } from './dynamo-runs.js';
 import { S3Workspace } from './s3-workspace.js';
+import { SfnRunStarter } from './sfn-starter.js';
+import { SqsDeadLetters } from './sqs-dead-letters.js';
 import { ScriptedModel } from './scripted.js';
 
 export const Env = z.object({
@@ -29,6 +36,11 @@ export const Env = z.object({
   /** Loopback endpoints of the local emulators; unset when deployed. */
   STEPWISE_DYNAMODB_ENDPOINT: z.string().url().optional(),
   STEPWISE_S3_ENDPOINT: z.string().url().optional(),
+  STEPWISE_SFN_ENDPOINT: z.string().url().optional(),
+  /** The orchestrator state machine (API and intake functions). */
+  STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
+  /** The queue for events that fail validation (intake function). */
+  STEPWISE_DEAD_LETTER_URL: z.string().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;
@@ -83,6 +95,8 @@ export interface Wiring {
   settings: ModelSettings;
   workspaceFor(runId: string): S3Workspace;
   plans: PlanStore;
+  idempotency: DynamoIdempotencyStore;
+  sessions: DynamoSessionLocks;
 }
 
 export function wire(source: Record<string, string | undefined>, overrides: { model?: ModelProvider } = {}): Wiring {
@@ -96,6 +110,8 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
     conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
     runs,
     plans: runs,
+    idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
+    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
     model: overrides.model ?? modelFrom(env),
     settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
     workspaceFor: (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId),
@@ -124,4 +140,29 @@ function unconfigured(message: string): ModelProvider {
   return {
     generate: () => Promise.reject(new ModelNotConfigured(message)),
   };
+}
+
+/** The intake's dependencies: run creation and the orchestrator's starter. */
+export function intakeWiring(wiring: Wiring): IntakeDeps {
+  const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
+  if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
+  const local = wiring.env.STEPWISE_SFN_ENDPOINT;
+  const sfn = new SFNClient({
+    region: wiring.env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(local ? { endpoint: local, credentials: localCredentials } : {}),
+  });
+  return {
+    runs: wiring.runs,
+    starter: new SfnRunStarter(sfn, arn),
+    newId: randomUUID,
+    idempotency: wiring.idempotency,
+    sessions: wiring.sessions,
+  };
+}
+
+/** The dead letters of the event intake. */
+export function deadLettersFrom(env: Env): DeadLetters {
+  if (!env.STEPWISE_DEAD_LETTER_URL) throw new Error('Stepwise is misconfigured: STEPWISE_DEAD_LETTER_URL is not set.');
+  return new SqsDeadLetters(new SQSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }), env.STEPWISE_DEAD_LETTER_URL);
 }

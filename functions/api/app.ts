@@ -7,19 +7,33 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { z } from 'zod';
 import { type AgentName, type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { StepwiseError } from '../core/errors.js';
-import { CreateRunBody, type IntakeDeps, cancelRun, createRun } from '../core/intake.js';
+import { IdempotencyConflict, type IntakeDeps, SessionBusy, cancelRun, createRun } from '../core/intake.js';
 import type { RunStore } from '../core/runs.js';
 import { PathRejected, type Workspace } from '../core/workspace.js';
+import { openApiDocument } from './openapi.js';
+import { CreateRunBody, type ErrorBody, IdempotencyKey, MessagesQuery } from './schemas.js';
 
 export interface ApiDeps extends IntakeDeps {
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  /** The local event bus (`npm run dev` only): DESIGN §5's `/_local/events`. */
+  localEvents?: {
+    put(entry: LocalPutEntry): Promise<unknown>;
+    list(): unknown[];
+    /** Events the intake refused, with the reasons. */
+    deadLetters(): unknown[];
+  };
 }
 
-export interface ErrorBody {
-  error: { code: string; message: string; issues?: { path: string; message: string }[] };
-}
+/** A PutEvents entry as `POST /_local/events` takes it. */
+export const LocalPutEntry = z.object({
+  Source: z.string().min(1),
+  DetailType: z.string().min(1),
+  Detail: z.union([z.string(), z.record(z.string(), z.unknown())]),
+  EventBusName: z.string().optional(),
+});
+export type LocalPutEntry = z.infer<typeof LocalPutEntry>;
 
 /** An error the API answers with its own status. */
 export class ApiError extends StepwiseError {
@@ -35,12 +49,14 @@ export class ApiError extends StepwiseError {
 }
 
 const pageSize = 100;
-const MessagesQuery = z
-  .object({
-    agent: z.enum(['single', 'architect', 'coder']).optional(),
-    cursor: z.string().regex(/^\d{1,10}$/, 'must be a cursor from a previous page').optional(),
-  })
-  .strict();
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    throw new ApiError(400, 'InvalidJson', 'The body is not valid JSON.', [{ path: '(body)', message: 'is not valid JSON' }]);
+  }
+}
 
 function issuesOf(error: z.ZodError): { path: string; message: string }[] {
   return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
@@ -54,6 +70,9 @@ export function createApi(deps: ApiDeps): Hono {
       const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.issues ? { issues: error.issues } : {}) } };
       return c.json(body, error.status);
     }
+    if (error instanceof IdempotencyConflict || error instanceof SessionBusy) {
+      return c.json({ error: { code: error.name, message: error.message } } satisfies ErrorBody, 409);
+    }
     console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
     return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } }, 500);
   });
@@ -61,21 +80,39 @@ export function createApi(deps: ApiDeps): Hono {
 
   app.get('/health', (c) => c.json({ ok: true }));
 
+  const document = openApiDocument();
+  app.get('/openapi.json', (c) => c.json(document));
+
   app.post('/runs', async (c) => {
     const type = c.req.header('content-type') ?? '';
     if (!/^application\/json\b/i.test(type)) {
-      throw new ApiError(415, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".');
+      throw new ApiError(400, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".', [
+        { path: 'Content-Type', message: `must be application/json, not "${type || '(none)'}"` },
+      ]);
     }
-    let raw: unknown;
-    try {
-      raw = JSON.parse(await c.req.text());
-    } catch {
-      throw new ApiError(400, 'InvalidJson', 'The body is not valid JSON.');
+    const key = c.req.header('idempotency-key');
+    const parsedKey = key === undefined ? undefined : IdempotencyKey.safeParse(key);
+    if (parsedKey && !parsedKey.success) {
+      throw new ApiError(400, 'ValidationFailed', 'The Idempotency-Key header is invalid.', [
+        { path: 'Idempotency-Key', message: parsedKey.error.issues[0]?.message ?? 'invalid' },
+      ]);
     }
-    const parsed = CreateRunBody.safeParse(raw);
+    const body = parseJson(await c.req.text());
+    const parsed = CreateRunBody.safeParse(body);
     if (!parsed.success) throw new ApiError(400, 'ValidationFailed', 'The run request is invalid.', issuesOf(parsed.error));
-    return c.json(await createRun(parsed.data, deps), 202);
+    return c.json(await createRun(parsed.data, deps, parsedKey?.success ? { idempotencyKey: parsedKey.data } : {}), 202);
   });
+
+  if (deps.localEvents) {
+    const bus = deps.localEvents;
+    app.post('/_local/events', async (c) => {
+      const entry = LocalPutEntry.safeParse(parseJson(await c.req.text()));
+      if (!entry.success) throw new ApiError(400, 'ValidationFailed', 'The event entry is invalid.', issuesOf(entry.error));
+      return c.json(await bus.put(entry.data), 200);
+    });
+    app.get('/_local/events', (c) => c.json({ items: bus.list() }));
+    app.get('/_local/dead-letters', (c) => c.json({ items: bus.deadLetters() }));
+  }
 
   const loadRun = async (runId: string) => {
     const run = await deps.runs.get(runId);

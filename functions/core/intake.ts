@@ -2,18 +2,18 @@
  * Intake: one code path for the HTTP API and for EventBridge events. Validate, create the run
  * record, start the orchestrator; bad input is refused whole (DESIGN invariant 10).
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { conversationIdOf } from './conversation.js';
-import { messageOf } from './errors.js';
+import { StepwiseError, messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
 import type { Run, RunStore } from './runs.js';
 
 export const maxGoalChars = 100_000;
 export const defaultMaxIterations = 25;
 
-export const CreateRunBody = z
-  .object({
-    goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
+const runRequestFields = {
+  goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
     mode: z.enum(['single', 'multi']).default('multi'),
     sessionId: z
       .string()
@@ -21,13 +21,27 @@ export const CreateRunBody = z
       .optional(),
     maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
     model: z.string().min(1).max(200).optional(),
-  })
-  .strict()
-  .refine((body) => !(body.sessionId && body.mode === 'multi'), {
-    path: ['sessionId'],
-    message: 'sessions continue single-mode conversations; use mode "single" with a sessionId',
-  });
+};
+
+const sessionsAreSingle = {
+  check: (body: { sessionId?: string | undefined; mode: 'single' | 'multi' }) => !(body.sessionId && body.mode === 'multi'),
+  params: { path: ['sessionId'], message: 'sessions continue single-mode conversations; use mode "single" with a sessionId' },
+};
+
+/** The body of `POST /runs`. */
+export const CreateRunBody = z.object(runRequestFields).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
+
+export const ClientRunId = z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, 'must be 1-80 letters, digits, "_" or "-"');
+
+/** The detail of a `Stepwise Run Requested` event: the `POST /runs` body plus an optional client run id. */
+export const RunRequestedDetail = z
+  .object({ ...runRequestFields, runId: ClientRunId.optional() })
+  .strict()
+  .refine(sessionsAreSingle.check, sessionsAreSingle.params);
+export type RunRequestedDetail = z.infer<typeof RunRequestedDetail>;
+
+export const runRequestedDetailType = 'Stepwise Run Requested';
 
 /** What the orchestrator is started with: ids and limits only. */
 export interface OrchestratorInput {
@@ -51,16 +65,100 @@ export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | '
   return true;
 }
 
+/** Remembers which run an `Idempotency-Key` started, and with which body, for a while. */
+export interface IdempotencyStore {
+  /** The run an unexpired key started and the hash of its body. */
+  get(key: string, now: Date): Promise<{ runId: string; bodyHash: string } | undefined>;
+  /** Records the key unless an unexpired record exists; returns the record that stands. */
+  claim(key: string, record: { runId: string; bodyHash: string }, now: Date): Promise<{ runId: string; bodyHash: string }>;
+}
+
+/** One running run per session. */
+export interface SessionLocks {
+  /**
+   * Makes `runId` the session's run unless another run holds it and `isRunning(holder)` says it
+   * still runs; returns the run that holds the session afterwards.
+   */
+  acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean>): Promise<string>;
+}
+
 export interface IntakeDeps {
   runs: RunStore;
   starter: RunStarter;
   newId: () => string;
   clock?: () => Date;
+  idempotency?: IdempotencyStore;
+  sessions?: SessionLocks;
 }
 
-/** Creates and starts a run from a validated body; returns what `POST /runs` answers. */
-export async function createRun(body: CreateRunBody, deps: IntakeDeps, runId = deps.newId()): Promise<Pick<Run, 'runId' | 'status' | 'phase'>> {
-  const now = (deps.clock ?? (() => new Date()))().toISOString();
+/** The same `Idempotency-Key` was sent with another body. */
+export class IdempotencyConflict extends StepwiseError {
+  override readonly name = 'IdempotencyConflict';
+}
+
+/** Another run of the session is still running. */
+export class SessionBusy extends StepwiseError {
+  override readonly name = 'SessionBusy';
+}
+
+/** The hash of a validated body: key order and defaults do not change it. */
+export function bodyHash(body: CreateRunBody): string {
+  const canonical = JSON.stringify(body, Object.keys(body).sort());
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+export interface CreateRunOptions {
+  /** A client-chosen run id (events): starting it twice starts it once. */
+  runId?: string;
+  idempotencyKey?: string;
+}
+
+/**
+ * Creates and starts a run from a validated body; returns what `POST /runs` answers. Repeats
+ * (the same idempotency key and body, or the same client run id) return the first run and start
+ * nothing new. A session that another running run holds is refused before anything is written.
+ */
+export async function createRun(
+  body: CreateRunBody,
+  deps: IntakeDeps,
+  options: CreateRunOptions = {},
+): Promise<Pick<Run, 'runId' | 'status' | 'phase'>> {
+  const clock = deps.clock ?? (() => new Date());
+  const hash = bodyHash(body);
+  let runId = options.runId ?? deps.newId();
+  if (options.idempotencyKey && deps.idempotency) {
+    const earlier = await deps.idempotency.get(options.idempotencyKey, clock());
+    if (earlier && earlier.bodyHash !== hash) {
+      throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
+    }
+    if (earlier) runId = earlier.runId;
+  }
+  const start = () =>
+    deps.starter.start({
+      runId,
+      mode: body.mode,
+      conversationId: conversationIdOf(runId, 'single', body.sessionId),
+      maxIterations: body.maxIterations,
+    });
+  const existing = await deps.runs.get(runId);
+  if (existing) {
+    // A repeat. If the first request stopped between creating and starting, start it now.
+    if (existing.status === 'running' && existing.phase === 'idle') await start();
+    return { runId, status: existing.status, phase: existing.phase };
+  }
+
+  if (body.sessionId && deps.sessions) {
+    const isRunning = async (id: string) => (await deps.runs.get(id))?.status === 'running';
+    const holder = await deps.sessions.acquire(body.sessionId, runId, isRunning);
+    if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
+  }
+  if (options.idempotencyKey && deps.idempotency) {
+    // Two first requests racing: the claim that stands names the run both answer with.
+    const claim = await deps.idempotency.claim(options.idempotencyKey, { runId, bodyHash: hash }, clock());
+    if (claim.bodyHash !== hash) throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
+    runId = claim.runId;
+  }
+  const now = clock().toISOString();
   const run: Run = {
     runId,
     mode: body.mode,
@@ -75,15 +173,10 @@ export async function createRun(body: CreateRunBody, deps: IntakeDeps, runId = d
     updatedAt: now,
   };
   const created = await deps.runs.create(run);
-  const existing = created ? run : await deps.runs.get(runId);
-  if (!existing) throw new Error(`Run ${runId} could not be created.`);
+  const stored = created ? run : await deps.runs.get(runId);
+  if (!stored) throw new Error(`Run ${runId} could not be created.`);
   try {
-    await deps.starter.start({
-      runId,
-      mode: run.mode,
-      conversationId: conversationIdOf(runId, 'single', body.sessionId),
-      maxIterations: body.maxIterations,
-    });
+    await start();
   } catch (error) {
     await deps.runs.finish(runId, {
       status: 'failed',
@@ -92,5 +185,35 @@ export async function createRun(body: CreateRunBody, deps: IntakeDeps, runId = d
     });
     throw error;
   }
-  return { runId, status: existing.status, phase: existing.phase };
+  return { runId, status: stored.status, phase: stored.phase };
+}
+
+/** Where events that fail validation go, with the reason (DESIGN invariant 10). */
+export interface DeadLetters {
+  send(letter: { reason: string; issues: { path: string; message: string }[]; event: unknown }): Promise<void>;
+}
+
+export type IntakeOutcome = { accepted: true; runId: string } | { accepted: false; reason: string };
+
+/**
+ * Takes a `Stepwise Run Requested` event through the same validation and run creation as
+ * `POST /runs`. An invalid event starts nothing and goes to the dead letters with the reason;
+ * a client `runId` makes a redelivered event start its run once.
+ */
+export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLetters: DeadLetters }): Promise<IntakeOutcome> {
+  const envelope = z.object({ 'detail-type': z.literal(runRequestedDetailType), detail: z.unknown() }).safeParse(event);
+  const detail = envelope.success ? RunRequestedDetail.safeParse(envelope.data.detail) : undefined;
+  if (!envelope.success || !detail?.success) {
+    const error = envelope.success ? detail?.error : envelope.error;
+    const issues = (error?.issues ?? []).map((i) => ({
+      path: (envelope.success ? ['detail', ...i.path] : i.path).join('.') || '(event)',
+      message: i.message,
+    }));
+    const reason = `The event is not a valid ${runRequestedDetailType} request.`;
+    await deps.deadLetters.send({ reason, issues, event });
+    return { accepted: false, reason };
+  }
+  const { runId, ...body } = detail.data;
+  const started = await createRun(body, deps, runId ? { runId } : {});
+  return { accepted: true, runId: started.runId };
 }

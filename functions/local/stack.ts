@@ -3,14 +3,12 @@
  * with the Lambda handler modules bound in-process, the Step Functions API on loopback for the
  * intake's real SFNClient, and the HTTP API.
  */
-import { randomUUID } from 'node:crypto';
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SFNClient } from '@aws-sdk/client-sfn';
 import { serve } from '@hono/node-server';
+import { intakeWiring, localCredentials, wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
-import { SfnRunStarter } from '../adapters/sfn-starter.js';
-import { localCredentials, wire } from '../adapters/wiring.js';
+import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
 import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import { startEmulators } from './emulators.js';
 import { type LocalEvent, LocalRuntime } from './runtime.js';
@@ -63,15 +61,32 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),
   });
   const sfnApi = await startSfnApi(runtime);
-  const sfn = new SFNClient({ endpoint: sfnApi.url, region: 'us-east-1', credentials: localCredentials, maxAttempts: 1 });
 
-  const wiring = wire(env);
+  // The intake talks to the local Step Functions endpoint through the real SFNClient.
+  const wiring = wire({ ...env, STEPWISE_SFN_ENDPOINT: sfnApi.url, STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator') });
+  const intake = intakeWiring(wiring);
+  const deadLetters: unknown[] = [];
+  const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
   const app = createApi({
-    runs: wiring.runs,
+    ...intake,
     conversations: wiring.conversations,
     workspaceFor: wiring.workspaceFor,
-    starter: new SfnRunStarter(sfn, runtime.stateMachineArn('Orchestrator')),
-    newId: randomUUID,
+    localEvents: {
+      // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
+      async put(entry) {
+        const [eventId] = runtime.putEvents([entry]);
+        const event = runtime.events.find((e) => e.id === eventId);
+        if (event?.detailType === runRequestedDetailType) {
+          await intakeEvent(
+            { id: event.id, 'detail-type': event.detailType, source: event.source, time: event.time, detail: event.detail },
+            { ...intake, deadLetters: localDeadLetters },
+          );
+        }
+        return { Entries: [{ EventId: eventId }], FailedEntryCount: 0 };
+      },
+      list: () => runtime.events,
+      deadLetters: () => deadLetters,
+    },
   });
   const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: options.port ?? 8787 });
   await new Promise<void>((resolve, reject) => {
@@ -87,7 +102,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime.idle().catch(() => undefined);
       await sfnApi.close();
-      sfn.destroy();
       dynamo.destroy();
       await emulators.stop();
     },

@@ -1,0 +1,53 @@
+/**
+ * Every body, query and answer of the HTTP API as zod schemas: the router validates with them
+ * and `GET /openapi.json` is generated from them (STYLE.md habit 2).
+ */
+import { z } from 'zod';
+import { AgentName } from '../core/conversation.js';
+import { CreateRunBody } from '../core/intake.js';
+import { ContentBlock, Role } from '../core/messages.js';
+import { Phase, Run, RunStatus } from '../core/runs.js';
+
+export { CreateRunBody, Run };
+
+export const RunId = z.string().min(1).max(128).meta({ description: 'The run id that POST /runs returned.', example: '51d1d0ba-0484-43bf-8faf-feb9881e5080' });
+
+export const IdempotencyKey = z
+  .string()
+  .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters')
+  .meta({ description: 'Repeats of the same key and body within 24 hours return the same run.' });
+
+export const Accepted = z
+  .object({ runId: z.string(), status: RunStatus, phase: Phase })
+  .meta({ id: 'Accepted', description: 'The run was created (or already existed) and is on its way.' });
+
+export const MessagesQuery = z
+  .object({
+    agent: AgentName.optional().meta({ description: 'Only this agent\'s messages; all of the run\'s agents by default.' }),
+    cursor: z.string().regex(/^\d{1,10}$/, 'must be a cursor from a previous page').optional(),
+  })
+  .strict();
+
+export const MessagesPage = z
+  .object({
+    items: z.array(z.object({ seq: z.number().int(), agent: AgentName, role: Role, content: z.array(ContentBlock) })),
+    nextCursor: z.string().optional(),
+  })
+  .meta({ id: 'MessagesPage' });
+
+export const FilesPage = z
+  .object({ items: z.array(z.object({ path: z.string(), size: z.number().int() })), truncated: z.boolean().optional() })
+  .meta({ id: 'FilesPage' });
+
+export const ErrorBody = z
+  .object({
+    error: z.object({
+      code: z.string(),
+      message: z.string(),
+      issues: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+  })
+  .meta({ id: 'Error' });
+export type ErrorBody = z.infer<typeof ErrorBody>;
+
+export const Health = z.object({ ok: z.literal(true) });
