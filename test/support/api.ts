@@ -1,0 +1,78 @@
+/** The HTTP API on in-memory fakes, for route tests without I/O. */
+import { createApi } from '../../functions/api/app.js';
+import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
+import { MemoryConversationStore, MemoryRunStore, MemoryWorkspace } from './memory.js';
+
+export class RecordingStarter implements RunStarter {
+  readonly started: OrchestratorInput[] = [];
+  readonly stopped: string[] = [];
+  async start(input: OrchestratorInput): Promise<void> {
+    if (!this.started.some((s) => s.runId === input.runId)) this.started.push(input);
+  }
+  async stop(runId: string): Promise<void> {
+    this.stopped.push(runId);
+  }
+}
+
+export class MemoryIdempotency implements IdempotencyStore {
+  readonly records = new Map<string, { runId: string; bodyHash: string }>();
+  async get(key: string) {
+    return this.records.get(key);
+  }
+  async claim(key: string, record: { runId: string; bodyHash: string }) {
+    const standing = this.records.get(key);
+    if (standing) return standing;
+    this.records.set(key, record);
+    return record;
+  }
+}
+
+export class MemorySessions implements SessionLocks {
+  readonly holders = new Map<string, string>();
+  async acquire(sessionId: string, runId: string, isRunning: (id: string) => Promise<boolean>) {
+    const holder = this.holders.get(sessionId);
+    if (holder && holder !== runId && (await isRunning(holder))) return holder;
+    this.holders.set(sessionId, runId);
+    return runId;
+  }
+}
+
+export function memoryApi() {
+  const runs = new MemoryRunStore();
+  const conversations = new MemoryConversationStore();
+  const workspaces = new Map<string, MemoryWorkspace>();
+  const starter = new RecordingStarter();
+  const idempotency = new MemoryIdempotency();
+  const sessions = new MemorySessions();
+  let n = 0;
+  const workspace = (id: string) => {
+    let w = workspaces.get(id);
+    if (!w) workspaces.set(id, (w = new MemoryWorkspace()));
+    return w;
+  };
+  const app = createApi({
+    runs,
+    conversations,
+    starter,
+    idempotency,
+    sessions,
+    newId: () => `run-${++n}`,
+    workspaceFor: workspace,
+  });
+  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const init: RequestInit = { method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };
+    if (body !== undefined) init.body = typeof body === 'string' ? body : JSON.stringify(body);
+    const res = await app.request(path, init);
+    const text = await res.text();
+    let json: unknown = text;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: res.status, body: json as Record<string, unknown> & { error?: { code: string; issues?: { path: string }[] } } };
+  };
+  /** How many things were written anywhere: runs, starts, keys, session locks. */
+  const writes = () => runs.runs.size + starter.started.length + idempotency.records.size + sessions.holders.size;
+  return { app, runs, conversations, workspace, starter, idempotency, sessions, request, writes };
+}

@@ -1,0 +1,196 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { conversationIdOf } from '../../functions/core/conversation.js';
+import { memoryApi } from '../support/api.js';
+
+const goal = 'Write a haiku about queues.';
+
+describe('POST /runs', () => {
+  it('accepts a run and starts its orchestrator once', async () => {
+    const api = memoryApi();
+    const res = await api.request('POST', '/runs', { goal, mode: 'single', maxIterations: 5 });
+    expect(res).toEqual({ status: 202, body: { runId: 'run-1', status: 'running', phase: 'idle' } });
+    expect(api.starter.started).toEqual([{ runId: 'run-1', mode: 'single', conversationId: 'run/run-1/single', maxIterations: 5 }]);
+    expect(await api.runs.get('run-1')).toMatchObject({ goal, mode: 'single', status: 'running', phase: 'idle' });
+  });
+
+  it('defaults to multi mode and 25 iterations', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal });
+    expect(api.starter.started[0]).toMatchObject({ mode: 'multi', maxIterations: 25 });
+  });
+
+  it.each([
+    ['invalid JSON', '{"goal": ', 'InvalidJson', '(body)'],
+    ['a missing goal', { mode: 'single' }, 'ValidationFailed', 'goal'],
+    ['an empty goal', { goal: '   ' }, 'ValidationFailed', 'goal'],
+    ['a goal over 100,000 characters', { goal: 'x'.repeat(100_001) }, 'ValidationFailed', 'goal'],
+    ['an unknown mode', { goal, mode: 'swarm' }, 'ValidationFailed', 'mode'],
+    ['maxIterations 0', { goal, maxIterations: 0 }, 'ValidationFailed', 'maxIterations'],
+    ['maxIterations 201', { goal, maxIterations: 201 }, 'ValidationFailed', 'maxIterations'],
+    ['a fractional maxIterations', { goal, maxIterations: 2.5 }, 'ValidationFailed', 'maxIterations'],
+    ['an unknown field', { goal, temperature: 2 }, 'ValidationFailed', '(body)'],
+    ['a session on a multi run', { goal, mode: 'multi', sessionId: 's1' }, 'ValidationFailed', 'sessionId'],
+    ['a bad session id', { goal, mode: 'single', sessionId: '../etc' }, 'ValidationFailed', 'sessionId'],
+    ['a body that is not an object', [goal], 'ValidationFailed', '(body)'],
+  ])('refuses %s with a 400 naming the field, and writes nothing', async (_name, body, code, path) => {
+    const api = memoryApi();
+    const res = await api.request('POST', '/runs', body);
+    expect(res.status).toBe(400);
+    expect(res.body.error?.code).toBe(code);
+    expect(res.body.error?.issues?.map((i) => i.path)).toContain(path);
+    expect(api.writes()).toBe(0);
+  });
+
+  it('names every bad field at once', async () => {
+    const res = await memoryApi().request('POST', '/runs', { goal: '', mode: 'x', maxIterations: -1 });
+    expect(res.body.error?.issues?.map((i) => i.path).sort()).toEqual(['goal', 'maxIterations', 'mode']);
+  });
+
+  it('refuses a body that is not JSON by content type', async () => {
+    const api = memoryApi();
+    const res = await api.request('POST', '/runs', goal, { 'content-type': 'text/plain' });
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'UnsupportedMediaType', issues: [{ path: 'Content-Type' }] } } });
+    expect(api.writes()).toBe(0);
+  });
+
+  it('answers the same Idempotency-Key and body with the same run, starting nothing new', async () => {
+    const api = memoryApi();
+    const headers = { 'idempotency-key': 'key-1' };
+    const first = await api.request('POST', '/runs', { goal, mode: 'single' }, headers);
+    // Key order and defaults do not make a body different.
+    const again = await api.request('POST', '/runs', { mode: 'single', goal, maxIterations: 25 }, headers);
+    expect(again).toEqual(first);
+    expect(api.starter.started).toHaveLength(1);
+  });
+
+  it('refuses the same Idempotency-Key with another body with 409', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal }, { 'idempotency-key': 'key-1' });
+    const res = await api.request('POST', '/runs', { goal: 'something else' }, { 'idempotency-key': 'key-1' });
+    expect(res).toMatchObject({ status: 409, body: { error: { code: 'IdempotencyConflict' } } });
+    expect(api.starter.started).toHaveLength(1);
+  });
+
+  it('refuses an invalid Idempotency-Key', async () => {
+    const api = memoryApi();
+    const res = await api.request('POST', '/runs', { goal }, { 'idempotency-key': 'x'.repeat(300) });
+    expect(res).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'Idempotency-Key' }] } } });
+    expect(api.writes()).toBe(0);
+  });
+
+  it('continues a session in its conversation, and refuses a second run while the first runs', async () => {
+    const api = memoryApi();
+    const first = await api.request('POST', '/runs', { goal, mode: 'single', sessionId: 'chat-1' });
+    expect(api.starter.started[0]?.conversationId).toBe(conversationIdOf('run-1', 'single', 'chat-1'));
+    const busy = await api.request('POST', '/runs', { goal: 'and another', mode: 'single', sessionId: 'chat-1' });
+    expect(busy).toMatchObject({ status: 409, body: { error: { code: 'SessionBusy' } } });
+    expect(api.runs.runs.size).toBe(1);
+
+    await api.runs.finish(String(first.body.runId), { status: 'succeeded', phase: 'complete' });
+    const next = await api.request('POST', '/runs', { goal: 'and another', mode: 'single', sessionId: 'chat-1' });
+    expect(next.status).toBe(202);
+    expect(api.starter.started[1]?.conversationId).toBe('session/chat-1');
+  });
+
+  it('answers 202 or 400, never 500, for any body, and writes nothing on a 400', async () => {
+    const field = fc.oneof(fc.anything(), fc.string(), fc.integer(), fc.constantFrom('single', 'multi', '', 'x'.repeat(10)));
+    const body = fc.oneof(
+      fc.anything(),
+      fc.record({ goal: field, mode: field, sessionId: field, maxIterations: field, model: field }, { requiredKeys: [] }),
+      fc.record({ goal: fc.string({ minLength: 1, maxLength: 50 }), mode: fc.constantFrom('single', 'multi'), maxIterations: fc.integer({ min: -5, max: 300 }) }),
+      fc.string().map((s) => `{${s}`),
+    );
+    await fc.assert(
+      fc.asyncProperty(body, async (b) => {
+        const api = memoryApi();
+        const res = await api.request('POST', '/runs', typeof b === 'string' ? b : JSON.stringify(b ?? null));
+        expect([202, 400]).toContain(res.status);
+        if (res.status === 400) {
+          expect(res.body.error?.code).toMatch(/^(InvalidJson|ValidationFailed)$/);
+          expect(api.writes()).toBe(0);
+        } else {
+          expect(api.starter.started).toHaveLength(1);
+        }
+      }),
+      { numRuns: 600 },
+    );
+  });
+});
+
+describe('the run routes', () => {
+  it('answers 404 for an unknown run on every run route', async () => {
+    const api = memoryApi();
+    for (const [method, path] of [
+      ['GET', '/runs/nope'],
+      ['GET', '/runs/nope/messages'],
+      ['GET', '/runs/nope/files'],
+      ['GET', '/runs/nope/files/a.txt'],
+      ['POST', '/runs/nope/cancel'],
+    ] as const) {
+      expect(await api.request(method, path)).toMatchObject({ status: 404, body: { error: { code: 'RunNotFound' } } });
+    }
+  });
+
+  it('pages the transcript with a cursor and filters by agent', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    for (let seq = 0; seq < 150; seq++) {
+      await api.conversations.append('run/run-1/single', { seq, role: seq % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `m${seq}` }], meta: { runId: 'run-1', iteration: 0 } });
+    }
+    const first = await api.request('GET', '/runs/run-1/messages');
+    expect((first.body.items as unknown[]).length).toBe(100);
+    expect(first.body.nextCursor).toBe('99');
+    const second = await api.request('GET', `/runs/run-1/messages?cursor=${first.body.nextCursor}`);
+    expect((second.body.items as { seq: number }[]).map((m) => m.seq)).toEqual([...Array(50).keys()].map((i) => i + 100));
+    expect(second.body.nextCursor).toBeUndefined();
+    expect((await api.request('GET', '/runs/run-1/messages?agent=coder')).body.items).toEqual([]);
+    expect((await api.request('GET', '/runs/run-1/messages?agent=robot')).status).toBe(400);
+    expect((await api.request('GET', '/runs/run-1/messages?cursor=abc')).status).toBe(400);
+  });
+
+  it('serves workspace files and refuses paths that leave the workspace', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    await api.workspace('run-1').write('src/a.ts', new TextEncoder().encode('export {};\n'));
+    expect((await api.request('GET', '/runs/run-1/files')).body).toEqual({ items: [{ path: 'src/a.ts', size: 11 }] });
+    const file = await api.app.request('/runs/run-1/files/src/a.ts');
+    expect([file.status, await file.text(), file.headers.get('content-type')]).toEqual([200, 'export {};\n', 'text/plain; charset=utf-8']);
+    expect((await api.request('GET', '/runs/run-1/files/src%2F..%2F..%2Fx')).status).toBe(400);
+    expect((await api.request('GET', '/runs/run-1/files/missing.txt')).status).toBe(404);
+  });
+
+  it('cancels a running run once', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    expect(await api.request('POST', '/runs/run-1/cancel')).toEqual({ status: 202, body: { runId: 'run-1', status: 'cancelled', phase: 'cancelled' } });
+    expect(api.starter.stopped).toEqual(['run-1']);
+    expect(await api.request('POST', '/runs/run-1/cancel')).toMatchObject({ status: 409, body: { error: { code: 'RunNotRunning' } } });
+  });
+});
+
+describe('GET /openapi.json', () => {
+  it('is a valid OpenAPI 3.1 document listing every route', async () => {
+    const { body } = await memoryApi().request('GET', '/openapi.json');
+    const validator = new Validator();
+    const result = await validator.validate(body as object);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(body.openapi).toBe('3.1.0');
+    const paths = body.paths as Record<string, Record<string, unknown>>;
+    expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'GET /health',
+      'GET /openapi.json',
+      'GET /runs/{runId}',
+      'GET /runs/{runId}/files',
+      'GET /runs/{runId}/files/{path}',
+      'GET /runs/{runId}/messages',
+      'POST /runs',
+      'POST /runs/{runId}/cancel',
+    ]);
+    const schema = JSON.stringify((paths['/runs'] as { post: unknown }).post);
+    expect(schema).toContain('"maxLength":100000');
+    expect(schema).toContain('"enum":["single","multi"]');
+  });
+});
