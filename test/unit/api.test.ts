@@ -174,7 +174,7 @@ describe('GET /openapi.json', () => {
   it('is a valid OpenAPI 3.1 document listing every route', async () => {
     const { body } = await memoryApi().request('GET', '/openapi.json');
     const validator = new Validator();
-    const result = await validator.validate(body as object);
+    const result = await validator.validate(body as Record<string, unknown>);
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     expect(body.openapi).toBe('3.1.0');
