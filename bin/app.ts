@@ -2,6 +2,7 @@
 /** The CDK app: `npx cdk synth` / `npx cdk deploy`. Settings come from `cdk.json` context. */
 import { App, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { ApiAuth } from '../lib/front-door.js';
 import { StepwiseStack } from '../lib/stepwise-stack.js';
 
 const app = new App();
@@ -10,5 +11,7 @@ new StepwiseStack(app, 'Stepwise', {
   provider: context('provider') === 'scripted' ? 'scripted' : 'anthropic',
   model: String(context('model') ?? 'claude-sonnet-4-5'),
   maxTokens: Number(context('maxTokens') ?? 8192),
+  // "iam" (default) or { "type": "jwt", "issuer": "...", "audience": ["..."] }.
+  auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

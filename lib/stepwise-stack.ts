@@ -1,7 +1,8 @@
-import { Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import * as events from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import { AgentLoop } from './agent-loop.js';
+import { type ApiAuth, FrontDoor } from './front-door.js';
 import { StepwiseFunction } from './function.js';
 import { Orchestrator } from './orchestrator.js';
 import { Storage } from './storage.js';
@@ -13,6 +14,8 @@ export interface StepwiseStackProps extends StackProps {
   readonly model?: string;
   /** @default 8192 */
   readonly maxTokens?: number;
+  /** @default { type: 'iam' } */
+  readonly auth?: ApiAuth;
 }
 
 /** Stepwise in one stack: storage, the step functions, the agent loop and the orchestrator. */
@@ -23,6 +26,7 @@ export class StepwiseStack extends Stack {
   public readonly agentLoop: AgentLoop;
   public readonly orchestrator: Orchestrator;
   public readonly bus: events.EventBus;
+  public readonly frontDoor: FrontDoor;
 
   constructor(scope: Construct, id: string, props: StepwiseStackProps = {}) {
     super(scope, id, props);
@@ -62,5 +66,14 @@ export class StepwiseStack extends Stack {
       agentLoop: this.agentLoop.stateMachine,
       bus: this.bus,
     });
+
+    this.frontDoor = new FrontDoor(this, 'FrontDoor', {
+      storage: this.storage,
+      orchestrator: this.orchestrator.stateMachine,
+      bus: this.bus,
+      ...(props.auth ? { auth: props.auth } : {}),
+    });
+    new CfnOutput(this, 'ApiUrl', { value: this.frontDoor.api.apiEndpoint });
+    new CfnOutput(this, 'EventBusName', { value: this.bus.eventBusName });
   }
 }

@@ -74,6 +74,11 @@ export class Storage extends Construct {
     this.grantObjects(grantee, 'runs/*', access === 'readWrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject']);
   }
 
+  /** Idempotency keys and session locks: the intake's conditional writes. */
+  grantIntakeRecords(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+  }
+
   /** Read, write and list workspace files: only keys under `workspaces/` (DESIGN invariant 7). */
   grantWorkspaces(grantee: iam.IGrantable): void {
     this.grantObjects(grantee, 'workspaces/*', ['s3:GetObject', 's3:PutObject']);

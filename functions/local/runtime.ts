@@ -100,10 +100,10 @@ export class LocalRuntime {
   private readonly functions = new Map<string, LocalHandler>();
 
   constructor(private readonly options: LocalRuntimeOptions) {
+    // Functions that no state machine calls (the API, the intake) need no binding here.
     for (const fn of options.functions) {
       const handler = options.handlers[fn.handler];
-      if (!handler) throw new Error(`No local handler module "${fn.handler}" for function ${fn.logicalId}.`);
-      this.functions.set(fn.arn, handler);
+      if (handler) this.functions.set(fn.arn, handler);
     }
     for (const local of options.stateMachines) {
       const definition = local.definition as unknown as StateMachineDefinition;

@@ -109,7 +109,12 @@ describe('StepwiseStack', () => {
 
   it('runs every function on Node.js 22, ARM64, with tracing and its own log group', () => {
     const functions = template.findResources('AWS::Lambda::Function');
-    expect(Object.keys(functions)).toHaveLength(2);
+    expect(Object.keys(functions).map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
+      'FrontDoorApiFunction',
+      'FrontDoorIntakeFunction',
+      'InferenceFunction',
+      'ToolFunction',
+    ]);
     for (const fn of Object.values(functions) as { Properties: Record<string, unknown> }[]) {
       expect(fn.Properties).toMatchObject({
         Runtime: 'nodejs22.x',
@@ -199,8 +204,61 @@ describe('StepwiseStack', () => {
     }
   });
 
+  it('requires IAM authorization on every route of the HTTP API by default', () => {
+    const routes = template.findResources('AWS::ApiGatewayV2::Route');
+    expect(Object.values(routes).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey).sort()).toEqual([
+      'GET /openapi.json',
+      'GET /runs/{runId}',
+      'GET /runs/{runId}/files',
+      'GET /runs/{runId}/files/{path+}',
+      'GET /runs/{runId}/messages',
+      'POST /runs',
+      'POST /runs/{runId}/cancel',
+    ]);
+    for (const route of Object.values(routes) as { Properties: Record<string, unknown> }[]) {
+      expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
+    }
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AccessLogSettings: Match.objectLike({}) });
+  });
+
+  it('can use a JWT authorizer instead, chosen in the props', () => {
+    const jwtStack = new StepwiseStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Jwt', {
+      auth: { type: 'jwt', issuer: 'https://issuer.example.com', audience: ['stepwise'] },
+    });
+    const jwt = Template.fromStack(jwtStack);
+    jwt.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Issuer: 'https://issuer.example.com', Audience: ['stepwise'] },
+    });
+    for (const route of Object.values(jwt.findResources('AWS::ApiGatewayV2::Route')) as { Properties: Record<string, unknown> }[]) {
+      expect(route.Properties.AuthorizationType).toBe('JWT');
+    }
+  });
+
+  it('sends Stepwise Run Requested events from the bus to the intake, with a dead-letter queue', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventBusName: { Ref: logicalIdOf('Bus', 'AWS::Events::EventBus') },
+      EventPattern: { 'detail-type': ['Stepwise Run Requested'] },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalIdOf('FrontDoorIntakeFunction', 'AWS::Lambda::Function'), 'Arn'] },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalIdOf('FrontDoorDeadLetters', 'AWS::SQS::Queue'), 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 7200 },
+        }),
+      ],
+    });
+  });
+
+  it('lets the API start and stop only orchestrator executions', () => {
+    const orchestratorRef = { Ref: logicalIdOf('OrchestratorStateMachine', 'AWS::StepFunctions::StateMachine') };
+    const states = statementsOf('FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => a.startsWith('states:')));
+    expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StopExecution']);
+    expect(states.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(orchestratorRef);
+    expect(JSON.stringify(states.find((s) => s.Action === 'states:StopExecution')?.Resource)).toContain(':execution:');
+  });
+
   it('gives no function a wildcard action or a managed policy', () => {
-    for (const id of ['InferenceRole', 'ToolRole']) {
+    for (const id of ['InferenceRole', 'ToolRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) {
       for (const s of statementsOf(id)) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
     }
     const roles = template.findResources('AWS::IAM::Role');
