@@ -1,0 +1,88 @@
+/**
+ * The CLI's HTTP client: plain fetch against the local server, SigV4-signed requests (the
+ * standard AWS credential chain) against a deployed API with IAM auth.
+ */
+import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
+import { AwsClient } from 'aws4fetch';
+
+/** An error answer of the API, shown as one line. */
+export class ApiFailure extends Error {
+  override readonly name = 'ApiFailure';
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export interface ClientOptions {
+  endpoint: string;
+  region?: string;
+  /** Sign requests with SigV4; default: sign unless the endpoint is on loopback. */
+  sign?: boolean;
+}
+
+export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
+
+export function isLoopback(endpoint: string): boolean {
+  const host = new URL(endpoint).hostname;
+  return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
+}
+
+export class StepwiseClient {
+  private readonly base: string;
+  private fetcher: Fetch | undefined;
+
+  constructor(private readonly options: ClientOptions) {
+    this.base = options.endpoint.replace(/\/+$/, '');
+  }
+
+  private async fetchFn(): Promise<Fetch> {
+    if (this.fetcher) return this.fetcher;
+    const sign = this.options.sign ?? !isLoopback(this.options.endpoint);
+    if (!sign) return (this.fetcher = (url, init) => fetch(url, init));
+    const credentials = await fromNodeProviderChain()();
+    const aws = new AwsClient({
+      accessKeyId: credentials.accessKeyId,
+      secretAccessKey: credentials.secretAccessKey,
+      ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
+      service: 'execute-api',
+      ...(this.options.region ? { region: this.options.region } : {}),
+    });
+    return (this.fetcher = (url, init) => aws.fetch(url, init));
+  }
+
+  /** Calls the API and returns the answer; an error answer throws `ApiFailure`. */
+  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const fetchFn = await this.fetchFn();
+    let res: Response;
+    try {
+      res = await fetchFn(`${this.base}${path}`, {
+        method,
+        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      });
+    } catch (error) {
+      throw new ApiFailure(0, 'Unreachable', `cannot reach ${this.base} (${error instanceof Error ? error.message : String(error)}); is "npm run dev" running?`);
+    }
+    const text = await res.text();
+    if (!res.ok) {
+      let code = `HTTP${res.status}`;
+      let message = text || res.statusText;
+      try {
+        const parsed = JSON.parse(text) as { error?: { code: string; message: string; issues?: { path: string; message: string }[] }; message?: string };
+        if (parsed.error) {
+          code = parsed.error.code;
+          message = parsed.error.message + (parsed.error.issues?.length ? ` (${parsed.error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')})` : '');
+        } else if (parsed.message) message = parsed.message;
+      } catch {
+        // not JSON: keep the text
+      }
+      throw new ApiFailure(res.status, code, message);
+    }
+    const type = res.headers.get('content-type') ?? '';
+    return (type.includes('application/json') ? JSON.parse(text) : text) as T;
+  }
+}

@@ -1,0 +1,86 @@
+/**
+ * Live progress of a run for a person at a terminal: phase and agent changes, each tool call
+ * as it happens, iterations and token usage, then the result and the files written.
+ */
+import type { Run } from '../../functions/core/runs.js';
+import type { StepwiseClient } from './client.js';
+
+interface MessageItem {
+  seq: number;
+  agent: string;
+  role: string;
+  content: { type: string; name?: string; input?: unknown; text?: string; is_error?: boolean; content?: string }[];
+}
+
+export interface FollowOptions {
+  intervalMs?: number;
+  write?: (line: string) => void;
+  /** Stop following after this long (ms); the run goes on. */
+  timeoutMs?: number;
+}
+
+/** One tool call as a short line: `write_file src/app.ts`. */
+export function describeToolCall(name: string, input: unknown): string {
+  const fields = (input ?? {}) as Record<string, unknown>;
+  const key = ['path', 'operation'].find((k) => typeof fields[k] === 'string');
+  if (name === 'calculator') return `calculator ${fields.a} ${fields.operation} ${fields.b}`;
+  if (name === 'finish_plan') return `finish_plan (${Array.isArray(fields.steps) ? fields.steps.length : 0} steps)`;
+  return key ? `${name} ${String(fields[key])}` : name;
+}
+
+/** Polls the run until it stops and prints what changed; returns the final run. */
+export async function follow(client: StepwiseClient, runId: string, options: FollowOptions = {}): Promise<Run> {
+  const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
+  const interval = options.intervalMs ?? 500;
+  const deadline = Date.now() + (options.timeoutMs ?? 24 * 60 * 60 * 1000);
+  let lastPhase = '';
+  let lastAgent = '';
+  const seen = new Map<string, number>();
+  let run: Run;
+  for (;;) {
+    run = await client.call<Run>('GET', `/runs/${runId}`);
+    const agent = run.currentAgent ?? '';
+    if (run.phase !== lastPhase || agent !== lastAgent) {
+      write(`phase ${run.phase}${agent ? ` · ${agent}` : ''}`);
+      lastPhase = run.phase;
+      lastAgent = agent;
+    }
+    for (const item of await newMessages(client, runId, seen)) {
+      if (item.role !== 'assistant') {
+        for (const block of item.content) {
+          if (block.type === 'tool_result' && block.is_error) write(`  ✗ ${item.agent}: ${String(block.content).split('\n')[0]?.slice(0, 160)}`);
+        }
+        continue;
+      }
+      for (const block of item.content) {
+        if (block.type === 'tool_use' && block.name) write(`  → ${item.agent}: ${describeToolCall(block.name, block.input)}`);
+      }
+    }
+    if (run.status !== 'running') break;
+    if (Date.now() > deadline) break;
+    await new Promise((resolve) => setTimeout(resolve, interval));
+  }
+  const iterations = Object.entries(run.iterations).map(([a, n]) => `${a} ${n}`).join(', ');
+  write(`${run.status} · iterations: ${iterations || 'none'} · tokens: ${run.usage.inputTokens} in, ${run.usage.outputTokens} out`);
+  return run;
+}
+
+/** Messages not printed yet, per agent; advances the cursors. */
+async function newMessages(client: StepwiseClient, runId: string, seen: Map<string, number>): Promise<MessageItem[]> {
+  const fresh: MessageItem[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await client.call<{ items: MessageItem[]; nextCursor?: string }>(
+      'GET',
+      `/runs/${runId}/messages${cursor ? `?cursor=${cursor}` : ''}`,
+    );
+    for (const item of page.items) {
+      const key = `${item.agent}#${item.seq}`;
+      if (seen.has(key)) continue;
+      seen.set(key, item.seq);
+      fresh.push(item);
+    }
+    cursor = page.nextCursor;
+  } while (cursor);
+  return fresh;
+}

@@ -1,0 +1,143 @@
+#!/usr/bin/env node
+/**
+ * `stepwise`: start and follow runs from a terminal. Talks to the local server
+ * (http://127.0.0.1:8787) by default, or to a deployed API with --endpoint (SigV4-signed with
+ * the standard AWS credential chain). --json prints the API's answers for scripts.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import type { Run } from '../functions/core/runs.js';
+import { ApiFailure, StepwiseClient } from './cli/client.js';
+import { follow } from './cli/follow.js';
+
+const program = new Command()
+  .name('stepwise')
+  .description('Start and follow Stepwise agent runs.')
+  .option('--endpoint <url>', 'the Stepwise API', process.env.STEPWISE_ENDPOINT ?? 'http://127.0.0.1:8787')
+  .option('--region <region>', 'AWS region for SigV4 signing (deployed APIs)', process.env.AWS_REGION)
+  .option('--json', 'print the API answers as JSON', false)
+  .showHelpAfterError();
+
+function client(): StepwiseClient {
+  const { endpoint, region } = program.opts<{ endpoint: string; region?: string }>();
+  return new StepwiseClient({ endpoint, ...(region ? { region } : {}) });
+}
+
+const json = () => program.opts<{ json: boolean }>().json;
+const print = (value: unknown, human: () => string) => process.stdout.write(`${json() ? JSON.stringify(value, null, 2) : human()}\n`);
+
+function positiveInt(value: string): number {
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
+  return n;
+}
+
+program
+  .command('run')
+  .description('start a run')
+  .argument('<goal...>', 'what the agent should achieve')
+  .option('--mode <mode>', 'single or multi (Architect then Coder)', 'multi')
+  .option('--session <id>', 'continue a single-mode session')
+  .option('--max-iterations <n>', 'iteration limit per agent', positiveInt)
+  .option('--idempotency-key <key>', 'repeat-safe key for this request')
+  .option('--follow', 'show progress until the run ends, then the result and files', false)
+  .action(async (goalWords: string[], opts: { mode: string; session?: string; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
+    const api = client();
+    const body = {
+      goal: goalWords.join(' '),
+      mode: opts.mode,
+      ...(opts.session ? { sessionId: opts.session } : {}),
+      ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+    };
+    const started = await api.call<{ runId: string }>('POST', '/runs', body, opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {});
+    if (!opts.follow) {
+      print(started, () => started.runId);
+      return;
+    }
+    if (!json()) process.stdout.write(`run ${started.runId}\n`);
+    const run = await follow(api, started.runId, json() ? { write: () => undefined } : {});
+    const files = await api.call<{ items: { path: string; size: number }[] }>('GET', `/runs/${run.runId}/files`);
+    print({ run, files: files.items }, () => summary(run, files.items));
+    if (run.status !== 'succeeded') process.exitCode = 1;
+  });
+
+program
+  .command('status')
+  .description("a run's state")
+  .argument('<runId>')
+  .action(async (runId: string) => {
+    const run = await client().call<Run>('GET', `/runs/${runId}`);
+    print(run, () => summary(run));
+    if (run.status === 'failed') process.exitCode = 1;
+  });
+
+program
+  .command('messages')
+  .description("a run's transcript")
+  .argument('<runId>')
+  .option('--agent <agent>', 'single, architect or coder')
+  .action(async (runId: string, opts: { agent?: string }) => {
+    const items: { seq: number; agent: string; role: string; content: { type: string; text?: string; name?: string; input?: unknown; content?: string }[] }[] = [];
+    let cursor: string | undefined;
+    do {
+      const query = new URLSearchParams({ ...(opts.agent ? { agent: opts.agent } : {}), ...(cursor ? { cursor } : {}) }).toString();
+      const page = await client().call<{ items: typeof items; nextCursor?: string }>('GET', `/runs/${runId}/messages${query ? `?${query}` : ''}`);
+      items.push(...page.items);
+      cursor = page.nextCursor;
+    } while (cursor);
+    print({ items }, () =>
+      items
+        .map((m) => {
+          const text = m.content
+            .map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? `[${b.name} ${JSON.stringify(b.input)}]` : b.type === 'tool_result' ? `[result] ${String(b.content).slice(0, 300)}` : `[${b.type}]`))
+            .join('\n');
+          return `#${m.seq} ${m.agent} ${m.role}\n${text}`;
+        })
+        .join('\n\n'),
+    );
+  });
+
+program
+  .command('files')
+  .description("the files a run's workspace holds")
+  .argument('<runId>')
+  .action(async (runId: string) => {
+    const files = await client().call<{ items: { path: string; size: number }[] }>('GET', `/runs/${runId}/files`);
+    print(files, () => files.items.map((f) => `${f.path}\t${f.size}`).join('\n') || '(no files)');
+  });
+
+program
+  .command('cat')
+  .description('print one file of a run')
+  .argument('<runId>')
+  .argument('<path>')
+  .action(async (runId: string, path: string) => {
+    const text = await client().call<string>('GET', `/runs/${runId}/files/${path.split('/').map(encodeURIComponent).join('/')}`);
+    process.stdout.write(typeof text === 'string' ? text : JSON.stringify(text));
+  });
+
+program
+  .command('cancel')
+  .description('cancel a running run')
+  .argument('<runId>')
+  .action(async (runId: string) => {
+    const answer = await client().call<{ runId: string; status: string }>('POST', `/runs/${runId}/cancel`);
+    print(answer, () => `${answer.runId} ${answer.status}`);
+  });
+
+function summary(run: Run, files?: { path: string; size: number }[]): string {
+  const lines = [`${run.runId} · ${run.mode} · ${run.status} · phase ${run.phase}`];
+  if (run.plan) lines.push(`plan: ${run.plan.steps.length} steps for "${run.plan.goal}"`);
+  if (run.result) lines.push('', run.result.response);
+  if (run.error) lines.push(`error: ${run.error.code}${run.error.agent ? ` (${run.error.agent})` : ''}: ${run.error.message}`);
+  if (files) lines.push('', files.length ? `files: ${files.map((f) => f.path).join(', ')}` : 'files: none');
+  return lines.join('\n');
+}
+
+program.parseAsync().catch((error: unknown) => {
+  if (error instanceof ApiFailure) {
+    process.stderr.write(`error: ${error.code}: ${error.message}\n`);
+  } else {
+    process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+  }
+  process.exitCode = 1;
+});

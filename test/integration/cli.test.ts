@@ -1,0 +1,69 @@
+import { spawn } from 'node:child_process';
+import { describe, expect, it } from 'vitest';
+import { say, use } from '../support/agents.js';
+import { useLocalStack } from '../support/local-stack.js';
+
+const local = useLocalStack();
+
+/** Runs the stepwise CLI as a person would, against the local server. */
+function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', '--endpoint', local.stack.url, ...args], {
+      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
+
+describe('the stepwise CLI', () => {
+  it('follows a multi-agent run through its phases and tool calls, then shows the result and files', async () => {
+    const tag = local.book.add(
+      'cli-multi',
+      { turn: use(['toolu_p', 'finish_plan', plan]), delayMs: 1_200 },
+      { turn: use(['toolu_w', 'write_file', { path: 'notes.md', content: '# Notes\n' }]), delayMs: 1_200 },
+      { turn: say('Wrote notes.md.'), delayMs: 300 },
+    );
+    const { code, stdout, stderr } = await cli('run', `${tag} Write notes.`, '--follow');
+
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const lines = stdout.trim().split('\n');
+    const phases = lines.filter((l) => l.startsWith('phase ')).map((l) => l.replace(/^phase /, ''));
+    expect(phases.filter((p) => p !== 'idle')).toEqual(['planning · architect', 'executing · coder', 'complete']);
+    expect(lines).toContain('  → architect: finish_plan (1 steps)');
+    expect(lines).toContain('  → coder: write_file notes.md');
+    expect(stdout).toMatch(/succeeded · iterations: architect 1, coder 2 · tokens: \d+ in, \d+ out/);
+    expect(stdout).toContain('Wrote notes.md.');
+    expect(stdout).toContain('files: notes.md');
+  }, 60_000);
+
+  it('exits non-zero on a failing run and prints the error in one line', async () => {
+    const tag = local.book.add('cli-fail', { turn: say('no plan') });
+    const { code, stdout } = await cli('run', `${tag} Fail.`, '--follow');
+    expect(code).toBe(1);
+    expect(stdout).toContain('error: NoPlanProduced (architect): The Architect finished without submitting a valid plan');
+  }, 60_000);
+
+  it('shows API errors as one clear line with a non-zero exit', async () => {
+    const missing = await cli('status', 'no-such-run');
+    expect([missing.code, missing.stderr]).toEqual([1, 'error: RunNotFound: No run no-such-run.\n']);
+    const invalid = await cli('run', ' ', '--mode', 'swarm');
+    expect(invalid.code).toBe(1);
+    expect(invalid.stderr).toMatch(/^error: ValidationFailed: The run request is invalid. \(goal: must not be empty; mode: /);
+  }, 60_000);
+
+  it('prints status, files and a file, and JSON for scripts', async () => {
+    const tag = local.book.add('cli-single', { turn: use(['toolu_w', 'write_file', { path: 'a/b.txt', content: 'hello' }]) }, { turn: say('ok') });
+    const run = await local.run(`${tag} Write it.`);
+    const status = await cli('--json', 'status', run.runId);
+    expect(JSON.parse(status.stdout)).toMatchObject({ runId: run.runId, status: 'succeeded' });
+    expect((await cli('files', run.runId)).stdout).toBe('a/b.txt\t5\n');
+    expect((await cli('cat', run.runId, 'a/b.txt')).stdout).toBe('hello');
+  }, 60_000);
+});
