@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { RunCompletedDetail, runSucceededDetailType } from '../../functions/core/events.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
@@ -77,7 +78,9 @@ describe('the event intake', () => {
     expect(orchestrations(runId)).toHaveLength(1);
     const events = (await local.get('/_local/events')).body.items as { detailType: string; detail: { runId?: string } }[];
     expect(events.filter((e) => e.detailType === 'Stepwise Run Requested' && JSON.stringify(e.detail).includes(runId))).toHaveLength(2);
-    expect(events.filter((e) => e.detailType === 'Stepwise Run Succeeded' && e.detail.runId === runId)).toHaveLength(1);
+    const completed = events.filter((e) => e.detailType === runSucceededDetailType && e.detail.runId === runId);
+    expect(completed).toHaveLength(1);
+    expect(RunCompletedDetail.parse(completed[0]?.detail)).toMatchObject({ runId, status: 'succeeded', phase: 'complete' });
   });
 
   it('sends an invalid event to the dead letters with the reason, and starts nothing', async () => {

@@ -1,0 +1,22 @@
+/**
+ * The events Stepwise takes and emits (DESIGN §5), as zod schemas for producers and consumers.
+ */
+import { z } from 'zod';
+import { Usage } from './messages.js';
+import { Phase, RunError, RunStatus } from './runs.js';
+
+export { RunRequestedDetail, runRequestedDetailType } from './intake.js';
+
+export const eventSource = 'stepwise';
+export const runSucceededDetailType = 'Stepwise Run Succeeded';
+export const runFailedDetailType = 'Stepwise Run Failed';
+
+/** The detail of `Stepwise Run Succeeded` and `Stepwise Run Failed` (source `stepwise`). */
+export const RunCompletedDetail = z.object({
+  runId: z.string(),
+  status: RunStatus,
+  phase: Phase,
+  error: RunError.optional(),
+  usage: Usage,
+});
+export type RunCompletedDetail = z.infer<typeof RunCompletedDetail>;
