@@ -4,15 +4,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { transientModelErrors } from '../functions/core/model.js';
 
 /** Errors a step throws that are worth retrying: the model's and the stores' transient faults. */
-export const transientStepErrors = [
-  'ModelThrottled',
-  'ModelOverloaded',
-  'ModelUnavailable',
-  'StoreUnavailable',
-  'WorkspaceUnavailable',
-];
+export const transientStepErrors = [...transientModelErrors, 'StoreUnavailable', 'WorkspaceUnavailable'];
 
 /** Lambda's own transient faults (the service, not the function). */
 export const lambdaServiceErrors = [

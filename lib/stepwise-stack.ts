@@ -1,4 +1,5 @@
-import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as events from 'aws-cdk-lib/aws-events';
 import type { Construct } from 'constructs';
 import { AgentLoop } from './agent-loop.js';
@@ -16,6 +17,11 @@ export interface StepwiseStackProps extends StackProps {
   readonly maxTokens?: number;
   /** @default { type: 'iam' } */
   readonly auth?: ApiAuth;
+  /**
+   * Name of an existing Secrets Manager secret holding the Anthropic API key.
+   * @default a new secret, `<stack>/anthropic-api-key`, whose value you set after deploying
+   */
+  readonly anthropicSecretName?: string;
 }
 
 /** Stepwise in one stack: storage, the step functions, the agent loop and the orchestrator. */
@@ -27,12 +33,27 @@ export class StepwiseStack extends Stack {
   public readonly orchestrator: Orchestrator;
   public readonly bus: events.EventBus;
   public readonly frontDoor: FrontDoor;
+  public readonly anthropicKey: secretsmanager.ISecret;
 
   constructor(scope: Construct, id: string, props: StepwiseStackProps = {}) {
     super(scope, id, props);
     this.storage = new Storage(this, 'Storage');
     const { table, bucket } = this.storage;
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
+
+    // The model key lives in Secrets Manager and is read at run time, never put in the template.
+    this.anthropicKey = props.anthropicSecretName
+      ? secretsmanager.Secret.fromSecretNameV2(this, 'AnthropicApiKey', props.anthropicSecretName)
+      : new secretsmanager.Secret(this, 'AnthropicApiKey', {
+          secretName: `${this.stackName}/anthropic-api-key`,
+          description: 'The Anthropic API key Stepwise calls the model with. Set its value after deploying.',
+        });
+    if (this.anthropicKey instanceof secretsmanager.Secret) {
+      Validations.of(this.anthropicKey).acknowledge({
+        id: 'AwsSolutions-SMG4',
+        reason: 'A third-party API key: it is rotated in the Anthropic console, not by a rotation Lambda.',
+      });
+    }
 
     // Timeouts nest (DESIGN invariant 3): model call 240 s < Lambda 300 s < state 360 s.
     this.inference = new StepwiseFunction(this, 'Inference', {
@@ -44,8 +65,10 @@ export class StepwiseStack extends Stack {
         STEPWISE_MODEL: props.model ?? 'claude-sonnet-4-5',
         STEPWISE_MAX_TOKENS: String(props.maxTokens ?? 8192),
         STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
+        ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn,
       },
     });
+    this.anthropicKey.grantRead(this.inference.function);
     this.storage.grantConversationMemory(this.inference.function);
     this.storage.grantRunRecords(this.inference.function, 'update');
 

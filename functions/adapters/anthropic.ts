@@ -20,7 +20,8 @@ import {
 import { z } from 'zod';
 
 export interface AnthropicProviderOptions {
-  apiKey: string;
+  /** The key, or a function that fetches it (from Secrets Manager when deployed), called once. */
+  apiKey: string | (() => Promise<string>);
   /** Defaults to `ANTHROPIC_BASE_URL`, as the SDK does. */
   baseURL?: string;
   /** Milliseconds for one HTTP attempt; must stay below the inference Lambda's timeout. */
@@ -31,21 +32,31 @@ export interface AnthropicProviderOptions {
 const ephemeral = { type: 'ephemeral' } as const;
 
 export class AnthropicProvider implements ModelProvider {
-  private readonly client: Anthropic;
+  private client: Promise<Anthropic> | undefined;
 
-  constructor(options: AnthropicProviderOptions) {
-    this.client = new Anthropic({
-      apiKey: options.apiKey,
-      ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      timeout: options.timeoutMs ?? 120_000,
-      maxRetries: options.maxRetries ?? 1,
+  constructor(private readonly options: AnthropicProviderOptions) {}
+
+  private connect(): Promise<Anthropic> {
+    this.client ??= (async () => {
+      const { apiKey } = this.options;
+      return new Anthropic({
+        apiKey: typeof apiKey === 'string' ? apiKey : await apiKey(),
+        ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
+        timeout: this.options.timeoutMs ?? 120_000,
+        maxRetries: this.options.maxRetries ?? 1,
+      });
+    })().catch((error: unknown) => {
+      this.client = undefined;
+      throw new ModelUnavailable(`The Anthropic API key could not be read: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
     });
+    return this.client;
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
+    const client = await this.connect();
     let response: Anthropic.Message;
     try {
-      response = await this.client.messages.create(toWire(request), {
+      response = await client.messages.create(toWire(request), {
         ...(request.signal ? { signal: request.signal } : {}),
       });
     } catch (error) {

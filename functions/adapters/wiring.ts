@@ -32,6 +32,8 @@ export const Env = z.object({
   STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   STEPWISE_SCRIPT: z.string().optional(),
   ANTHROPIC_API_KEY: z.string().optional(),
+  /** Deployed: the Secrets Manager secret holding the key, read at run time (never in the template). */
+  ANTHROPIC_API_KEY_SECRET_ARN: z.string().optional(),
   ANTHROPIC_BASE_URL: z.string().url().optional(),
   /** Loopback endpoints of the local emulators; unset when deployed. */
   STEPWISE_DYNAMODB_ENDPOINT: z.string().url().optional(),
@@ -125,6 +127,14 @@ export function modelFrom(env: Env): ModelProvider {
       if (!env.STEPWISE_SCRIPT) return unconfigured('STEPWISE_PROVIDER=scripted needs STEPWISE_SCRIPT, the path of a JSON script of turns.');
       return ScriptedModel.fromFile(env.STEPWISE_SCRIPT);
     case 'anthropic':
+      if (env.ANTHROPIC_API_KEY_SECRET_ARN) {
+        const secretArn = env.ANTHROPIC_API_KEY_SECRET_ARN;
+        return new AnthropicProvider({
+          apiKey: () => readSecret(secretArn),
+          ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
+          timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
+        });
+      }
       if (!env.ANTHROPIC_API_KEY) {
         return unconfigured('No Anthropic API key: set ANTHROPIC_API_KEY, or STEPWISE_PROVIDER=scripted with STEPWISE_SCRIPT for offline runs.');
       }
@@ -134,6 +144,14 @@ export function modelFrom(env: Env): ModelProvider {
         timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
       });
   }
+}
+
+/** A secret's string value, cached by Powertools for the Lambda's lifetime (refreshed hourly). */
+async function readSecret(secretArn: string): Promise<string> {
+  const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
+  const value = await getSecret(secretArn, { maxAge: 3600 });
+  if (typeof value !== 'string' || !value.trim()) throw new ModelNotConfigured(`The secret ${secretArn} holds no API key.`);
+  return value.trim();
 }
 
 function unconfigured(message: string): ModelProvider {

@@ -71,6 +71,15 @@ export class ModelRequestInvalid extends StepwiseError {
   }
 }
 
+/**
+ * The model answered with no content at all. Nothing is stored (an empty assistant message
+ * would make every later request invalid); the step is retried like a transient fault.
+ */
+export class ModelResponseEmpty extends InfrastructureError {
+  override readonly name = 'ModelResponseEmpty';
+  override readonly transient = true;
+}
+
 /** The conversation no longer fits the model's context window. */
 export class ContextWindowExceeded extends StepwiseError {
   override readonly name = 'ContextWindowExceeded';
@@ -82,7 +91,7 @@ export class ModelNotConfigured extends StepwiseError {
 }
 
 /** Names of the model errors a state machine `Retry` should select. */
-export const transientModelErrors = ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable'] as const;
+export const transientModelErrors = ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty'] as const;
 
 export const ModelSettings = z.object({
   model: z.string().min(1),

@@ -24,7 +24,7 @@ import {
   toolResult,
   toolUses,
 } from './messages.js';
-import type { ModelProvider, ModelSettings } from './model.js';
+import { type ModelProvider, ModelResponseEmpty, type ModelSettings } from './model.js';
 import type { RunResult, RunStore } from './runs.js';
 import { type PlanStore, type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
 import type { Workspace } from './workspace.js';
@@ -121,6 +121,9 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     messages: messages.map(toModelMessage),
   });
 
+  if (response.message.content.length === 0) {
+    throw new ModelResponseEmpty(`The model returned no content (stop_reason "${response.stopReason}").`);
+  }
   const seq = nextSeq(messages);
   const stored: StoredMessage = {
     seq,

@@ -11,7 +11,7 @@ import { createApi } from '../api/app.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
 import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import { startEmulators } from './emulators.js';
-import { type LocalEvent, LocalRuntime } from './runtime.js';
+import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime.js';
 import { startSfnApi } from './sfn-api.js';
 
 export interface LocalStackOptions {
@@ -24,6 +24,8 @@ export interface LocalStackOptions {
   /** More environment for the handlers (provider, model, keys). */
   env?: Record<string, string | undefined>;
   onEvent?: (event: LocalEvent) => void;
+  /** Wraps each Lambda handler module (fault injection in tests). */
+  wrapHandler?: (name: string, handler: LocalHandler) => LocalHandler;
 }
 
 export interface LocalStack {
@@ -44,10 +46,12 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   // The handler modules wire themselves from the environment when they load, as in Lambda.
   Object.assign(process.env, env);
-  const handlers = {
+  const modules: Record<string, LocalHandler> = {
     inference: (await import('../handlers/inference.js')).handler,
     tool: (await import('../handlers/tool.js')).handler,
   };
+  const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
+  const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
 
   const template = synthesizeTemplate();
   const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
@@ -55,7 +59,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const runtime = new LocalRuntime({
     stateMachines: localStateMachines(template, resources),
     functions: localFunctions(template, resources),
-    handlers: handlers as Record<string, (event: unknown) => Promise<unknown>>,
+    handlers,
     dynamo,
     ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
     ...(options.onEvent ? { onEvent: options.onEvent } : {}),

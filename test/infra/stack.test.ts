@@ -162,7 +162,7 @@ describe('StepwiseStack', () => {
     const retries = states.Inference?.Retry ?? [];
     expect(retries.map((r) => r.ErrorEquals)).toEqual([
       ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException', 'Lambda.Unknown'],
-      ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'StoreUnavailable', 'WorkspaceUnavailable'],
+      ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty', 'StoreUnavailable', 'WorkspaceUnavailable'],
       ['States.Timeout'],
     ]);
     for (const retry of retries) expect(retry).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
@@ -255,6 +255,23 @@ describe('StepwiseStack', () => {
     expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StopExecution']);
     expect(states.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(orchestratorRef);
     expect(JSON.stringify(states.find((s) => s.Action === 'states:StopExecution')?.Resource)).toContain(':execution:');
+  });
+
+  it('keeps the Anthropic key in Secrets Manager, readable by the inference function only', () => {
+    const secretId = logicalIdOf('AnthropicApiKey', 'AWS::SecretsManager::Secret');
+    for (const fn of Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Environment?: { Variables?: Record<string, unknown> } } }[]) {
+      expect(Object.keys(fn.Properties.Environment?.Variables ?? {})).not.toContain('ANTHROPIC_API_KEY');
+    }
+    const inference = Object.values(template.findResources('AWS::Lambda::Function')).find((f) =>
+      JSON.stringify(f).includes('"STEPWISE_HANDLER":"inference"'),
+    ) as { Properties: { Environment: { Variables: Record<string, unknown> } } };
+    expect(inference.Properties.Environment.Variables.ANTHROPIC_API_KEY_SECRET_ARN).toEqual({ Ref: secretId });
+    const readers = Object.entries(template.findResources('AWS::IAM::Policy'))
+      .filter(([, p]) => JSON.stringify(p).includes('secretsmanager:GetSecretValue'))
+      .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''));
+    expect(readers).toEqual(['InferenceRoleDefaultPolicy']);
+    const read = statementsOf('InferenceRole').find((st) => [st.Action].flat().includes('secretsmanager:GetSecretValue'));
+    expect(read?.Resource).toEqual({ Ref: secretId });
   });
 
   it('gives no function a wildcard action or a managed policy', () => {

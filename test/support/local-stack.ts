@@ -5,7 +5,7 @@
 import { afterAll, beforeAll } from 'vitest';
 import type { Run } from '../../functions/core/runs.js';
 import { type MessagesApi, type Reply, type WireRequest, startMessagesApi } from '../../functions/local/messages-api.js';
-import { type LocalStack, startLocalStack } from '../../functions/local/stack.js';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../functions/local/stack.js';
 
 /** Scripts keyed by a tag that the run's goal carries as `[[tag]]`, so runs can proceed at once. */
 export class ScriptBook {
@@ -54,13 +54,14 @@ export interface StackFixture {
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
 }
 
-export function useLocalStack(env: Record<string, string> = {}): StackFixture {
+export function useLocalStack(env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'wrapHandler'> = {}): StackFixture {
   const fixture = { book: new ScriptBook() } as StackFixture;
   beforeAll(async () => {
     fixture.messages = await startMessagesApi(fixture.book.respond);
     fixture.stack = await startLocalStack({
       port: 0,
       retryIntervalMs: 5,
+      ...options,
       env: {
         STEPWISE_PROVIDER: 'anthropic',
         ANTHROPIC_API_KEY: 'test-key',
