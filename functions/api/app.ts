@@ -156,7 +156,8 @@ export function createApi(deps: ApiDeps): Hono {
 
   app.get('/runs/:runId/files/:path{.+}', async (c) => {
     const run = await loadRun(c.req.param('runId'));
-    const path = decodeURIComponent(c.req.param('path'));
+    // Hono has already decoded the parameter (leaving malformed escapes as they are).
+    const path = c.req.param('path');
     let bytes: Uint8Array | undefined;
     try {
       bytes = await deps.workspaceFor(run.runId).read(path);
