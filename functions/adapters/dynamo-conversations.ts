@@ -109,7 +109,7 @@ export class DynamoConversationStore implements ConversationStore {
     return this.putNew(item);
   }
 
-  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock): Promise<ToolResultBlock> {
+  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock> {
     const sk = resultSk(seq, index);
     const item = {
       pk: pkOf(conversationId),
@@ -117,6 +117,10 @@ export class DynamoConversationStore implements ConversationStore {
       seq,
       index,
       ...(await this.body(conversationId, sk, JSON.stringify(result))),
+      // The whole output of a result the model sees cut, kept for people and later tools.
+      ...(fullOutput === undefined
+        ? {}
+        : { fullOutputRef: await this.blobs.put(`conversations/${encodeURIComponent(conversationId)}/${sk}-full`, fullOutput), fullOutputChars: fullOutput.length }),
     };
     if (await this.putNew(item)) return result;
     const existing = await guard('Reading a tool result', () =>

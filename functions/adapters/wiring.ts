@@ -11,7 +11,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { DeadLetters, IntakeDeps } from '../core/intake.js';
-import type { PlanStore } from '../core/tools/registry.js';
+import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import { AnthropicProvider } from './anthropic.js';
 import { BlobStore } from './blobs.js';
 import { DynamoConversationStore } from './dynamo-conversations.js';
@@ -31,6 +31,8 @@ export const Env = z.object({
   /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
   STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   STEPWISE_SCRIPT: z.string().optional(),
+  /** The largest file a tool may write or read whole, in bytes. */
+  STEPWISE_MAX_FILE_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
   ANTHROPIC_API_KEY: z.string().optional(),
   /** Deployed: the Secrets Manager secret holding the key, read at run time (never in the template). */
   ANTHROPIC_API_KEY_SECRET_ARN: z.string().optional(),
@@ -97,6 +99,7 @@ export interface Wiring {
   settings: ModelSettings;
   workspaceFor(runId: string): S3Workspace;
   plans: PlanStore;
+  limits: ToolLimits;
   idempotency: DynamoIdempotencyStore;
   sessions: DynamoSessionLocks;
 }
@@ -112,6 +115,7 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
     conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
     runs,
     plans: runs,
+    limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
     model: overrides.model ?? modelFrom(env),

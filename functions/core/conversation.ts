@@ -59,8 +59,11 @@ export interface ConversationStore {
   /** Writes the message unless its `seq` is taken; `false` when it was (a retry or a race). */
   append(conversationId: string, message: NewMessage): Promise<boolean>;
   loadTurn(conversationId: string, seq: number): Promise<Turn | undefined>;
-  /** Stores the result of call `index` of message `seq` unless one is stored; returns the stored one. */
-  putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock): Promise<ToolResultBlock>;
+  /**
+   * Stores the result of call `index` of message `seq` unless one is stored; returns the stored
+   * one. `fullOutput`, when the result is a cut view of a longer output, is kept beside it.
+   */
+  putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock>;
 }
 
 /** The conversation of one agent of one run, unless a session names a longer-lived one. */

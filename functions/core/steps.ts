@@ -307,11 +307,13 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
     limits: deps.limits ?? defaultToolLimits,
     ...(deps.plans ? { plans: deps.plans } : {}),
   });
+  const view = capResult(result, deps.maxResultChars ?? defaultMaxResultChars);
   const stored = await deps.conversations.putResult(
     conversationId,
     input.seq,
     index,
-    capResult(result, deps.maxResultChars ?? defaultMaxResultChars),
+    view,
+    view === result ? undefined : result.content,
   );
   return { toolUseId: call.id, isError: stored.is_error === true };
 }
@@ -319,6 +321,6 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
 /** Cuts an over-long tool output to what the model should see, saying so. */
 export function capResult(result: ToolResultBlock, maxChars: number): ToolResultBlock {
   if (result.content.length <= maxChars) return result;
-  const note = `\n\n[Output truncated: showing the first ${maxChars} of ${result.content.length} characters.]`;
+  const note = `\n\n[Output truncated: showing the first ${maxChars} of ${result.content.length} characters; the full output is stored with the run.]`;
   return { ...result, content: result.content.slice(0, maxChars) + note };
 }

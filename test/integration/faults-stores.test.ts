@@ -3,8 +3,8 @@
  * the emulators: the SDK's few retries absorb short bursts; longer ones surface as the named
  * transient errors the state machine retries, and nothing is lost or duplicated.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { S3Client } from '@aws-sdk/client-s3';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
 import { BlobStore } from '../../functions/adapters/blobs.js';
@@ -19,7 +19,10 @@ const aws = useLocalAws();
 /** Makes the next `count` requests of a client fail with `name` (HTTP `status`) before they are sent. */
 function throttle(client: DynamoDBClient | S3Client, name: string, status: number) {
   const state = { remaining: 0, injected: 0 };
-  client.middlewareStack.add(
+  // Both clients share the middleware stack's shape; their type parameters differ.
+  type Next = (args: unknown) => Promise<unknown>;
+  const add = client.middlewareStack.add.bind(client.middlewareStack) as unknown as (mw: (next: Next) => Next, options: object) => void;
+  add(
     (next) => async (args) => {
       if (state.remaining > 0) {
         state.remaining--;

@@ -62,6 +62,26 @@ describe('sessions', () => {
   });
 });
 
+describe('two runs racing for one session', () => {
+  it('admit one; the other gets 409 and writes nothing', async () => {
+    const session = `race-${Date.now()}`;
+    const tag = local.book.add('race', { turn: say('winner') }, { turn: say('should not run') });
+    const before = local.stack.runtime.list().length;
+    const answers = await Promise.all([
+      postRun({ goal: `${tag} One.`, mode: 'single', sessionId: session }),
+      postRun({ goal: `${tag} Two.`, mode: 'single', sessionId: session }),
+    ]);
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+    const loser = answers.find((a) => a.status === 409);
+    expect(loser?.body).toMatchObject({ error: { code: 'SessionBusy' } });
+    const winner = answers.find((a) => a.status === 202);
+    await local.waitFor(String(winner?.body.runId));
+    // One orchestrator and one agent loop started: the loser left no run behind.
+    expect(local.stack.runtime.list().length - before).toBe(2);
+    expect(local.book.requests.get('race')).toHaveLength(1);
+  });
+});
+
 describe('the event intake', () => {
   const put = (detail: unknown) =>
     local.post('/_local/events', { Source: 'com.example.ci', DetailType: 'Stepwise Run Requested', Detail: JSON.stringify(detail) });

@@ -24,6 +24,6 @@ describe('a long run', () => {
     expect(largest).toBeLessThan(8 * 1024);
     // The model saw each 100 KB output cut to its view, with the note saying so.
     const last = local.book.requests.get('long')?.at(-1)?.messages.at(-1)?.content as { content: string }[];
-    expect(last[0]?.content).toMatch(/\[Output truncated: showing the first 30000 of 102400 characters\.\]$/);
+    expect(last[0]?.content).toMatch(/\[Output truncated: showing the first 30000 of 102400 characters; the full output is stored with the run\.\]$/);
   }, 300_000);
 });

@@ -55,13 +55,16 @@ export class MemoryConversationStore implements ConversationStore {
     return { message: { seq: s, role, content, meta }, results };
   }
 
-  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock): Promise<ToolResultBlock> {
+  readonly fullOutputs = new Map<string, string>();
+
+  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock> {
     const key = `m#${seqKey(seq)}#r#${index.toString().padStart(4, '0')}`;
     const p = this.partition(conversationId);
     const existing = p.get(key);
     if (existing?.kind === 'result') return structuredClone(existing.result);
     this.writes++;
     p.set(key, { kind: 'result', seq, index, result: structuredClone(result) });
+    if (fullOutput !== undefined) this.fullOutputs.set(`${conversationId}/${key}`, fullOutput);
     return result;
   }
 
