@@ -1,4 +1,5 @@
-import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -32,6 +33,18 @@ export interface AgentLoopProps {
    */
   readonly inferenceTimeout?: Duration;
   readonly toolTimeout?: Duration;
+  /**
+   * Iterations one execution runs before the loop continues in a fresh execution of itself
+   * (continue-as-new), so a long loop stays far below the 25,000-event history limit of a
+   * Standard workflow: an iteration with N parallel tool calls writes roughly 15 + 5N events.
+   * @default 60
+   */
+  readonly iterationsPerExecution?: number;
+  /**
+   * The state machine's name; fixed so its own ARN can be granted to it without a cycle.
+   * @default `${stackName}-agent-loop`
+   */
+  readonly stateMachineName?: string;
 }
 
 /**
@@ -48,15 +61,20 @@ export class AgentLoop extends Construct {
   constructor(scope: Construct, id: string, props: AgentLoopProps) {
     super(scope, id);
 
-    const init = new sfn.Pass(this, 'Start', {
-      parameters: {
-        'runId.$': '$.runId',
-        'agent.$': '$.agent',
-        'conversationId.$': '$.conversationId',
-        'maxIterations.$': '$.maxIterations',
-        iteration: 0,
-      },
+    const perExecution = props.iterationsPerExecution ?? 60;
+    const stateMachineName = props.stateMachineName ?? `${Stack.of(this).stackName}-agent-loop`;
+    // A fresh run starts at iteration 0; a continuation starts where its parent stopped.
+    const ids = {
+      'runId.$': '$.runId',
+      'agent.$': '$.agent',
+      'conversationId.$': '$.conversationId',
+      'maxIterations.$': '$.maxIterations',
+    };
+    const fresh = new sfn.Pass(this, 'Start', { parameters: { ...ids, iteration: 0, segmentEnd: perExecution } });
+    const resumed = new sfn.Pass(this, 'Resume', {
+      parameters: { ...ids, 'iteration.$': '$.iteration', 'segmentEnd.$': `States.MathAdd($.iteration, ${perExecution})` },
     });
+    const init = new sfn.Choice(this, 'Begin').when(sfn.Condition.isPresent('$.iteration'), resumed).otherwise(fresh);
 
     const inference = new tasks.LambdaInvoke(this, 'Inference', {
       lambdaFunction: props.inference,
@@ -108,8 +126,41 @@ export class AgentLoop extends Construct {
         'conversationId.$': '$.conversationId',
         'maxIterations.$': '$.maxIterations',
         'iteration.$': 'States.MathAdd($.iteration, 1)',
+        'segmentEnd.$': '$.segmentEnd',
       },
     });
+
+    // Continue-as-new: the loop goes on in a child execution of this same state machine, named
+    // after the run, agent and iteration (a retried start cannot start it twice), and this
+    // execution ends as the child ends.
+    const continueAsNew = new sfn.CustomState(this, 'ContinueAsNew', {
+      stateJson: {
+        Type: 'Task',
+        Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
+        Parameters: {
+          'StateMachineArn.$': '$$.StateMachine.Id',
+          'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.iteration)",
+          Input: {
+            'runId.$': '$.runId',
+            'agent.$': '$.agent',
+            'conversationId.$': '$.conversationId',
+            'maxIterations.$': '$.maxIterations',
+            'iteration.$': '$.iteration',
+            'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
+          },
+        },
+        OutputPath: '$.Output',
+      },
+    });
+    const parseContinuation = new sfn.Pass(this, 'ParseContinuation', {
+      parameters: { 'parsed.$': 'States.StringToJson($.failure.Cause)' },
+      resultPath: '$.continuation',
+    });
+    const continuationFailed = new sfn.Fail(this, 'ContinuationFailed', {
+      errorPath: '$.continuation.parsed.Error',
+      causePath: '$.continuation.parsed.Cause',
+    });
+    continueAsNew.addCatch(parseContinuation.next(continuationFailed), { errors: ['States.ALL'], resultPath: '$.failure' });
     // The message is formatted in a Pass state: a path is what every interpreter accepts in CausePath.
     const tooMany = new sfn.Pass(this, 'DescribeLimit', {
       parameters: {
@@ -118,8 +169,9 @@ export class AgentLoop extends Construct {
       resultPath: '$.limit',
     }).next(new sfn.Fail(this, 'MaxIterationsExceeded', { error: 'MaxIterationsExceeded', causePath: '$.limit.message' }));
     const withinLimit = new sfn.Choice(this, 'WithinLimit')
-      .when(sfn.Condition.numberLessThanJsonPath('$.iteration', '$.maxIterations'), inference)
-      .otherwise(tooMany);
+      .when(sfn.Condition.numberGreaterThanEqualsJsonPath('$.iteration', '$.maxIterations'), tooMany)
+      .when(sfn.Condition.numberGreaterThanEqualsJsonPath('$.iteration', '$.segmentEnd'), continueAsNew)
+      .otherwise(inference);
 
     const done = new sfn.Succeed(this, 'Done', { outputPath: '$.step' });
     const refused = new sfn.Fail(this, 'Refused', {
@@ -166,11 +218,25 @@ export class AgentLoop extends Construct {
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
-      definitionBody: sfn.DefinitionBody.fromChainable(init.next(inference).next(route)),
+      stateMachineName,
+      definitionBody: sfn.DefinitionBody.fromChainable(init.afterwards().next(inference).next(route)),
       tracingEnabled: true,
       // Every transition is logged; payloads stay out of the logs (they hold ids only anyway).
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
+    // Continue-as-new starts this state machine itself: its ARN is built from the fixed name,
+    // since a reference to the state machine from its own role's policy would be a cycle.
+    const stack = Stack.of(this);
+    const selfArn = stack.formatArn({ service: 'states', resource: 'stateMachine', resourceName: stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    const selfExecutions = stack.formatArn({ service: 'states', resource: 'execution', resourceName: `${stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+    this.stateMachine.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:StartExecution'], resources: [selfArn] }));
+    this.stateMachine.addToRolePolicy(new iam.PolicyStatement({ actions: ['states:DescribeExecution', 'states:StopExecution'], resources: [selfExecutions] }));
+    this.stateMachine.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['events:PutTargets', 'events:PutRule', 'events:DescribeRule'],
+        resources: [stack.formatArn({ service: 'events', resource: 'rule', resourceName: 'StepFunctionsGetEventsForStepFunctionsExecutionRule' })],
+      }),
+    );
     const fnId = (fn: lambda.IFunction) => Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction);
     Validations.of(this.stateMachine.role).acknowledge(
       ...[props.inference, props.tool].map((fn) => ({
@@ -180,6 +246,10 @@ export class AgentLoop extends Construct {
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason: 'X-Ray tracing and CloudWatch Logs delivery for state machines support no resource-level permissions.',
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:${stateMachineName}:*]`,
+        reason: 'Continuation executions are named per run, agent and iteration at run time; only this state machine\'s executions.',
       },
     );
   }

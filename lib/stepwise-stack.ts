@@ -22,6 +22,11 @@ export interface StepwiseStackProps extends StackProps {
    * @default a new secret, `<stack>/anthropic-api-key`, whose value you set after deploying
    */
   readonly anthropicSecretName?: string;
+  /**
+   * Iterations an agent-loop execution runs before it continues in a fresh one.
+   * @default 60
+   */
+  readonly iterationsPerExecution?: number;
 }
 
 /** Stepwise in one stack: storage, the step functions, the agent loop and the orchestrator. */
@@ -81,6 +86,7 @@ export class StepwiseStack extends Stack {
       tool: this.tool.function,
       inferenceTimeout: Duration.seconds(360),
       toolTimeout: Duration.seconds(150),
+      ...(props.iterationsPerExecution ? { iterationsPerExecution: props.iterationsPerExecution } : {}),
     });
 
     this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${this.stackName}-events` });

@@ -155,6 +155,7 @@ export class LocalRuntime {
       },
       context: {
         Execution: { Id: executionArn, Name: executionName, RoleArn: `arn:aws:iam::${localAccount}:role/local` },
+        StateMachine: { Id: stateMachineArn, Name: entry.local.name },
         // Read when a state's parameters are evaluated, so it is that state's entry time.
         State: {
           get EnteredTime() {

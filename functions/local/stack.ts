@@ -10,6 +10,7 @@ import { intakeWiring, localCredentials, wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
 import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
+import type { StepwiseStackProps } from '../../lib/stepwise-stack.js';
 import { startEmulators } from './emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime.js';
 import { startSfnApi } from './sfn-api.js';
@@ -24,6 +25,8 @@ export interface LocalStackOptions {
   /** More environment for the handlers (provider, model, keys). */
   env?: Record<string, string | undefined>;
   onEvent?: (event: LocalEvent) => void;
+  /** Props of the stack whose definitions run locally (e.g. a lowered continue-as-new threshold). */
+  stackProps?: StepwiseStackProps;
   /** Wraps each Lambda handler module (fault injection in tests). */
   wrapHandler?: (name: string, handler: LocalHandler) => LocalHandler;
 }
@@ -53,7 +56,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
   const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
 
-  const template = synthesizeTemplate();
+  const template = synthesizeTemplate(options.stackProps);
   const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
   const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: 'us-east-1', credentials: localCredentials });
   const runtime = new LocalRuntime({

@@ -136,7 +136,7 @@ describe('StepwiseStack', () => {
   it('loops Inference → Route → Tools → NextIteration with bounded concurrency and small payloads', () => {
     const loop = definitionOf('AgentLoop');
     const states = loop.States as Record<string, Record<string, unknown>>;
-    expect(loop.StartAt).toBe('Start');
+    expect(loop.StartAt).toBe('Begin');
     expect(states.Inference).toMatchObject({
       Type: 'Task',
       Next: 'Route',
@@ -153,7 +153,18 @@ describe('StepwiseStack', () => {
     ]);
     expect(states.Route?.Default).toBe('NextIteration');
     expect(states.Tools).toMatchObject({ Type: 'Map', MaxConcurrency: 8, ItemsPath: '$.step.toolCalls', ResultPath: null, Next: 'NextIteration' });
-    expect(states.WithinLimit).toMatchObject({ Choices: [{ Variable: '$.iteration', NumericLessThanPath: '$.maxIterations', Next: 'Inference' }], Default: 'DescribeLimit' });
+    expect(states.WithinLimit).toMatchObject({
+      Choices: [
+        { Variable: '$.iteration', NumericGreaterThanEqualsPath: '$.maxIterations', Next: 'DescribeLimit' },
+        { Variable: '$.iteration', NumericGreaterThanEqualsPath: '$.segmentEnd', Next: 'ContinueAsNew' },
+      ],
+      Default: 'Inference',
+    });
+    expect(states.ContinueAsNew).toMatchObject({
+      Type: 'Task',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] },
+      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.iteration)" },
+    });
     expect(states.MaxIterationsExceeded).toEqual({ Type: 'Fail', Error: 'MaxIterationsExceeded', CausePath: '$.limit.message' });
   });
 

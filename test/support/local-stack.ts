@@ -54,7 +54,7 @@ export interface StackFixture {
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
 }
 
-export function useLocalStack(env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'wrapHandler'> = {}): StackFixture {
+export function useLocalStack(env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'wrapHandler' | 'stackProps'> = {}): StackFixture {
   const fixture = { book: new ScriptBook() } as StackFixture;
   beforeAll(async () => {
     fixture.messages = await startMessagesApi(fixture.book.respond);
