@@ -81,7 +81,7 @@ export class FrontDoor extends Construct {
     }
     this.deadLetters.grantSendMessages(this.intakeFunction.function);
     storage.grantConversationMemory(this.apiFunction.function);
-    storage.grantWorkspaces(this.apiFunction.function);
+    storage.grantWorkspaces(this.apiFunction.function, 'read');
     // Cancel stops the run's orchestrator execution (its nested executions stop with it).
     this.apiFunction.function.addToRolePolicy(
       new iam.PolicyStatement({

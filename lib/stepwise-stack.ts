@@ -1,6 +1,7 @@
 import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { AgentLoop } from './agent-loop.js';
 import { type ApiAuth, FrontDoor } from './front-door.js';
@@ -39,6 +40,8 @@ export class StepwiseStack extends Stack {
   public readonly bus: events.EventBus;
   public readonly frontDoor: FrontDoor;
   public readonly anthropicKey: secretsmanager.ISecret;
+  /** The role tool calls assume, narrowed per run. */
+  public readonly workspaceRole: iam.Role;
 
   constructor(scope: Construct, id: string, props: StepwiseStackProps = {}) {
     super(scope, id, props);
@@ -77,9 +80,19 @@ export class StepwiseStack extends Stack {
     this.storage.grantConversationMemory(this.inference.function);
     this.storage.grantRunRecords(this.inference.function, 'update');
 
+    // Tools reach workspaces only through this role, assumed per call with a session policy
+    // that narrows it to the run's own prefix (DESIGN invariant 7).
     this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared });
+    this.workspaceRole = new iam.Role(this, 'WorkspaceRole', {
+      assumedBy: new iam.ArnPrincipal(this.tool.role.roleArn),
+      description: 'Assumed by the tool function for one run at a time, narrowed by a session policy to workspaces/<runId>/.',
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.storage.grantWorkspaces(this.workspaceRole, 'readWrite');
+    this.workspaceRole.grantAssumeRole(this.tool.role);
+    this.tool.function.addEnvironment('STEPWISE_WORKSPACE_ROLE_ARN', this.workspaceRole.roleArn);
     this.storage.grantConversationMemory(this.tool.function);
-    this.storage.grantWorkspaces(this.tool.function);
+    this.storage.grantRunRecords(this.tool.function, 'updateOnly');
 
     this.agentLoop = new AgentLoop(this, 'AgentLoop', {
       inference: this.inference.function,

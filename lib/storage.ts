@@ -63,14 +63,19 @@ export class Storage extends Construct {
     this.grantObjects(grantee, 'conversations/*', ['s3:GetObject', 's3:PutObject']);
   }
 
-  /** Read run records and count steps on them. */
-  grantRunRecords(grantee: iam.IGrantable, access: 'read' | 'update' | 'readWrite'): void {
+  /**
+   * Run records: `read`, `update` (read and count steps: inference), `updateOnly` (store a plan:
+   * the tool function), `readWrite` (create and finish: the intake).
+   */
+  grantRunRecords(grantee: iam.IGrantable, access: 'read' | 'update' | 'updateOnly' | 'readWrite'): void {
     const actions = {
       read: ['dynamodb:GetItem'],
       update: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      updateOnly: ['dynamodb:UpdateItem'],
       readWrite: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     }[access];
     this.grantItems(grantee, actions);
+    if (access === 'updateOnly') return;
     this.grantObjects(grantee, 'runs/*', access === 'readWrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject']);
   }
 
@@ -79,9 +84,9 @@ export class Storage extends Construct {
     this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
   }
 
-  /** Read, write and list workspace files: only keys under `workspaces/` (DESIGN invariant 7). */
-  grantWorkspaces(grantee: iam.IGrantable): void {
-    this.grantObjects(grantee, 'workspaces/*', ['s3:GetObject', 's3:PutObject']);
+  /** Read (and write) and list workspace files: only keys under `workspaces/` (DESIGN invariant 7). */
+  grantWorkspaces(grantee: iam.IGrantable, access: 'read' | 'readWrite'): void {
+    this.grantObjects(grantee, 'workspaces/*', access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject']);
     iam.Grant.addToPrincipal({
       grantee,
       actions: ['s3:ListBucket'],

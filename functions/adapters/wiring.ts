@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import { STSClient } from '@aws-sdk/client-sts';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
@@ -18,6 +19,7 @@ import { DynamoConversationStore } from './dynamo-conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from './dynamo-intake.js';
 import { DynamoRunStore } from './dynamo-runs.js';
 import { S3Workspace } from './s3-workspace.js';
+import { ScopedCredentials } from './scoped-credentials.js';
 import { SfnRunStarter } from './sfn-starter.js';
 import { SqsDeadLetters } from './sqs-dead-letters.js';
 import { ScriptedModel } from './scripted.js';
@@ -45,6 +47,8 @@ export const Env = z.object({
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
   /** The queue for events that fail validation (intake function). */
   STEPWISE_DEAD_LETTER_URL: z.string().optional(),
+  /** Deployed tool function: the role it assumes, per run, with credentials narrowed to that run. */
+  STEPWISE_WORKSPACE_ROLE_ARN: z.string().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;
@@ -120,7 +124,33 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
     model: overrides.model ?? modelFrom(env),
     settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
-    workspaceFor: (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId),
+    workspaceFor: workspaces(env, s3),
+  };
+}
+
+/**
+ * Workspaces for runs: with a workspace role, each run's S3 client uses credentials narrowed to
+ * that run's prefix (invariant 7); locally, the one client.
+ */
+function workspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
+  const roleArn = env.STEPWISE_WORKSPACE_ROLE_ARN;
+  if (!roleArn) return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
+  const scoped = new ScopedCredentials(new STSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }), roleArn, env.STEPWISE_BUCKET);
+  const clients = new Map<string, S3Client>();
+  return (runId) => {
+    let client = clients.get(runId);
+    if (!client) {
+      client = new S3Client({ region: env.AWS_REGION, maxAttempts: sdkAttempts, credentials: scoped.forRun(runId) });
+      clients.set(runId, client);
+      if (clients.size > 50) {
+        const [oldest] = clients.keys();
+        if (oldest) {
+          clients.get(oldest)?.destroy();
+          clients.delete(oldest);
+        }
+      }
+    }
+    return new S3Workspace(client, env.STEPWISE_BUCKET, runId);
   };
 }
 

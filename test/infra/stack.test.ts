@@ -125,12 +125,23 @@ describe('StepwiseStack', () => {
     }
   });
 
-  it('lets the tool function reach only workspaces/ and conversations/ objects', () => {
-    const s3 = statementsOf('ToolRole').filter((s) => JSON.stringify(s.Action).includes('s3:'));
-    const objectPrefixes = s3.flatMap((s) => JSON.stringify(s.Resource).match(/\/[a-z]+\/\*/g) ?? []);
-    expect(new Set(objectPrefixes)).toEqual(new Set(['/workspaces/*', '/conversations/*']));
-    expect(s3.flatMap((s) => [s.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject', 's3:PutObject']);
-    expect(s3.find((s) => s.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
+  it('lets tools reach workspaces only through the workspace role, which the tool function alone assumes', () => {
+    const toolS3 = statementsOf('ToolRole').filter((st) => JSON.stringify(st.Action).includes('s3:'));
+    expect(toolS3.flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? [])).toEqual(['/conversations/*']);
+    const assume = statementsOf('ToolRole').find((st) => st.Action === 'sts:AssumeRole');
+    const workspaceRoleId = logicalIdOf('WorkspaceRole', 'AWS::IAM::Role');
+    expect(assume?.Resource).toEqual({ 'Fn::GetAtt': [workspaceRoleId, 'Arn'] });
+
+    const ws = statementsOf('WorkspaceRoleDefaultPolicy');
+    expect(ws.flatMap((st) => [st.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject']);
+    expect(ws.flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? [])).toEqual(['/workspaces/*']);
+    expect(ws.find((st) => st.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
+    const role = template.findResources('AWS::IAM::Role')[workspaceRoleId] as { Properties: { AssumeRolePolicyDocument: unknown } };
+    expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).toContain(logicalIdOf('ToolRole', 'AWS::IAM::Role'));
+    const assumers = Object.entries(template.findResources('AWS::IAM::Policy'))
+      .filter(([, p]) => JSON.stringify(p).includes('sts:AssumeRole') && JSON.stringify(p).includes(workspaceRoleId))
+      .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''));
+    expect(assumers).toEqual(['ToolRoleDefaultPolicy']);
   });
 
   it('loops Inference → Route → Tools → NextIteration with bounded concurrency and small payloads', () => {
@@ -286,7 +297,7 @@ describe('StepwiseStack', () => {
   });
 
   it('gives no function a wildcard action or a managed policy', () => {
-    for (const id of ['InferenceRole', 'ToolRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) {
+    for (const id of ['InferenceRole', 'ToolRole', 'WorkspaceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) {
       for (const s of statementsOf(id)) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
     }
     const roles = template.findResources('AWS::IAM::Role');
