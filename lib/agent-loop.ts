@@ -273,7 +273,8 @@ export function addRetries(task: sfn.TaskStateBase): void {
     jitterStrategy: sfn.JitterType.FULL,
   });
   task.addRetry({
-    errors: ['States.Timeout'],
+    // A step that outran its budget (the state's timeout, or the Lambda's own).
+    errors: ['States.Timeout', 'Sandbox.Timedout'],
     interval: Duration.seconds(2),
     maxAttempts: 2,
     backoffRate: 2,

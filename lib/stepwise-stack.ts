@@ -63,7 +63,8 @@ export class StepwiseStack extends Stack {
       });
     }
 
-    // Timeouts nest (DESIGN invariant 3): model call 240 s < Lambda 300 s < state 360 s.
+    // Timeouts nest (DESIGN invariant 3): one model call 240 s, with no SDK retry, < Lambda
+    // 300 s < state 360 s; the state machine's Retry is the only retry loop.
     this.inference = new StepwiseFunction(this, 'Inference', {
       handler: 'inference',
       timeout: Duration.minutes(5),
@@ -73,6 +74,7 @@ export class StepwiseStack extends Stack {
         STEPWISE_MODEL: props.model ?? 'claude-sonnet-4-5',
         STEPWISE_MAX_TOKENS: String(props.maxTokens ?? 8192),
         STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
+        STEPWISE_MODEL_MAX_RETRIES: '0',
         ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn,
       },
     });

@@ -32,6 +32,8 @@ export const Env = z.object({
   STEPWISE_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
   /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
   STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** The SDK's own retries of one model call; 0 when deployed, where the state machine retries. */
+  STEPWISE_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(3).default(1),
   STEPWISE_SCRIPT: z.string().optional(),
   /** The largest file a tool may write or read whole, in bytes. */
   STEPWISE_MAX_FILE_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
@@ -167,6 +169,7 @@ export function modelFrom(env: Env): ModelProvider {
           apiKey: () => readSecret(secretArn),
           ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
           timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
+          maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
         });
       }
       if (!env.ANTHROPIC_API_KEY) {
@@ -176,6 +179,7 @@ export function modelFrom(env: Env): ModelProvider {
         apiKey: env.ANTHROPIC_API_KEY,
         ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
         timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
+        maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
       });
   }
 }

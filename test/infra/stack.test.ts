@@ -185,7 +185,7 @@ describe('StepwiseStack', () => {
     expect(retries.map((r) => r.ErrorEquals)).toEqual([
       ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException', 'Lambda.Unknown'],
       ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty', 'StoreUnavailable', 'WorkspaceUnavailable'],
-      ['States.Timeout'],
+      ['States.Timeout', 'Sandbox.Timedout'],
     ]);
     for (const retry of retries) expect(retry).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
     expect(retries[1]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 60 });
@@ -277,6 +277,17 @@ describe('StepwiseStack', () => {
     expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StopExecution']);
     expect(states.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(orchestratorRef);
     expect(JSON.stringify(states.find((s) => s.Action === 'states:StopExecution')?.Resource)).toContain(':execution:');
+  });
+
+  it('nests timeouts: one model call < the inference Lambda < its state, with no SDK retry deployed', () => {
+    const inference = Object.values(template.findResources('AWS::Lambda::Function')).find((f) =>
+      JSON.stringify(f).includes('"STEPWISE_HANDLER":"inference"'),
+    ) as { Properties: { Timeout: number; Environment: { Variables: Record<string, string> } } };
+    const modelMs = Number(inference.Properties.Environment.Variables.STEPWISE_MODEL_TIMEOUT_MS);
+    expect(inference.Properties.Environment.Variables.STEPWISE_MODEL_MAX_RETRIES).toBe('0');
+    const stateTimeout = (definitionOf('AgentLoop').States as Record<string, { TimeoutSeconds?: number }>).Inference?.TimeoutSeconds ?? 0;
+    expect(modelMs / 1000).toBeLessThan(inference.Properties.Timeout);
+    expect(inference.Properties.Timeout).toBeLessThan(stateTimeout);
   });
 
   it('keeps the Anthropic key in Secrets Manager, readable by the inference function only', () => {
