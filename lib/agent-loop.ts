@@ -211,7 +211,14 @@ export class AgentLoop extends Construct {
     });
     const failPlain = new sfn.Fail(this, 'StepFailedPlain', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
     const describe = new sfn.Choice(this, 'DescribeFailure')
-      .when(sfn.Condition.stringMatches('$.failure.Cause', '{"errorMessage":*'), parseCause.next(failWithMessage))
+      .when(
+        sfn.Condition.stringMatches('$.failure.Cause', '{*'),
+        parseCause.next(
+          new sfn.Choice(this, 'HasErrorMessage')
+            .when(sfn.Condition.isPresent('$.cause.parsed.errorMessage'), failWithMessage)
+            .otherwise(failPlain),
+        ),
+      )
       .otherwise(failPlain);
     for (const task of [inference, tools]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
 

@@ -1,4 +1,4 @@
-import { Stack, Validations } from 'aws-cdk-lib';
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as events from 'aws-cdk-lib/aws-events';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -17,6 +17,33 @@ const runKey = {
   sk: tasks.DynamoAttributeValue.fromString('run'),
 };
 const now = tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$$.State.EnteredTime'));
+
+/** Transient faults of the services the orchestrator calls directly. */
+const serviceFaults = [
+  'DynamoDB.ProvisionedThroughputExceededException',
+  'DynamoDB.ThrottlingException',
+  'DynamoDB.RequestLimitExceeded',
+  'DynamoDB.InternalServerErrorException',
+  'DynamoDB.AmazonDynamoDBException',
+  'StepFunctions.ExecutionLimitExceededException',
+  'StepFunctions.SdkClientException',
+  'EventBridge.InternalException',
+  'EventBridge.ThrottlingException',
+  'States.Timeout',
+];
+
+/** The same backoff-and-jitter policy as the agent loop, for service integrations. */
+function retryServiceFaults<T extends sfn.TaskStateBase>(task: T): T {
+  task.addRetry({
+    errors: serviceFaults,
+    interval: Duration.seconds(1),
+    maxAttempts: 5,
+    backoffRate: 2,
+    maxDelay: Duration.seconds(30),
+    jitterStrategy: sfn.JitterType.FULL,
+  });
+  return task;
+}
 
 /**
  * The run's lifecycle (DESIGN invariant 8) around its agent loops, which run as nested
@@ -37,7 +64,7 @@ export class Orchestrator extends Construct {
 
     // Every failure goes through one path: explain it, record it with the agent at work, announce it.
     const explain = new sfn.Choice(this, 'ExplainFailure');
-    const catchAll = (task: sfn.TaskStateBase) => task.addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
+    const catchAll = (task: sfn.TaskStateBase) => retryServiceFaults(task).addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     /** Records the phase and agent, then runs that agent's loop as a nested execution. */
     const phase = (agent: 'single' | 'architect' | 'coder', phaseName: 'planning' | 'executing', conversationId: string) => {
@@ -133,6 +160,10 @@ export class Orchestrator extends Construct {
       parameters: { 'code.$': '$.child.parsed.Error', 'message.$': '$.child.parsed.Cause', 'agent.$': '$.currentAgent' },
       resultPath: '$.error',
     });
+    const childErrorWithoutCause = new sfn.Pass(this, 'ChildErrorWithoutCause', {
+      parameters: { 'code.$': '$.child.parsed.Error', message: 'The agent loop stopped without a cause.', 'agent.$': '$.currentAgent' },
+      resultPath: '$.error',
+    });
     const ownError = new sfn.Pass(this, 'OwnError', {
       parameters: { 'code.$': '$.failure.Error', 'message.$': '$.failure.Cause', 'agent.$': '$.currentAgent' },
       resultPath: '$.error',
@@ -164,24 +195,38 @@ export class Orchestrator extends Construct {
         ),
         parseChild.next(
           new sfn.Choice(this, 'ChildDescribed')
-            .when(sfn.Condition.isPresent('$.child.parsed.Error'), childError)
+            .when(
+              sfn.Condition.and(sfn.Condition.isPresent('$.child.parsed.Error'), sfn.Condition.isPresent('$.child.parsed.Cause')),
+              childError,
+            )
+            .when(sfn.Condition.isPresent('$.child.parsed.Error'), childErrorWithoutCause)
             .otherwise(ownError),
         ),
       )
       .otherwise(ownError);
     childError.next(markFailed);
+    childErrorWithoutCause.next(markFailed);
     ownError.next(markFailed);
     noPlan.next(markFailed);
 
-    const succeeded = this.announce('Succeeded', props, 'Stepwise Run Succeeded', {
-      status: 'succeeded',
-      phase: 'complete',
-    }).next(new sfn.Succeed(this, 'Done'));
-    const failed = this.announce('Failed', props, 'Stepwise Run Failed', {
-      status: 'failed',
-      phase: 'failed',
-      'error.$': '$.error',
-    }).next(new sfn.Fail(this, 'RunFailed', { errorPath: '$.error.code', causePath: '$.error.message' }));
+    const succeeded = this.announce(
+      'Succeeded',
+      props,
+      'Stepwise Run Succeeded',
+      { status: 'succeeded', phase: 'complete' },
+      new sfn.Succeed(this, 'Done'),
+    );
+    const failed = this.announce(
+      'Failed',
+      props,
+      'Stepwise Run Failed',
+      { status: 'failed', phase: 'failed', 'error.$': '$.error' },
+      new sfn.Fail(this, 'RunFailed', { errorPath: '$.error.code', causePath: '$.error.message' }),
+    );
+    retryServiceFaults(markFailed);
+    // If even recording the failure fails (after retries), end the execution failed anyway.
+    const unrecorded = new sfn.Fail(this, 'FailureNotRecorded', { errorPath: '$.error.code', causePath: '$.error.message' });
+    markFailed.addCatch(unrecorded, { errors: ['States.ALL'], resultPath: '$.recording' });
     markFailed.next(failed);
     markComplete.next(succeeded);
 
@@ -215,8 +260,9 @@ export class Orchestrator extends Construct {
     props: OrchestratorProps,
     detailType: string,
     detail: Record<string, unknown>,
+    end: sfn.Succeed | sfn.Fail,
   ): sfn.Chain {
-    const usage = new tasks.DynamoGetItem(this, `Load${id}Usage`, {
+    const usage = retryServiceFaults(new tasks.DynamoGetItem(this, `Load${id}Usage`, {
       table: props.table,
       key: runKey,
       projectionExpression: [
@@ -233,8 +279,8 @@ export class Orchestrator extends Construct {
         'cacheCreationInputTokens.$': 'States.StringToJson($.Item.cacheCreationInputTokens.N)',
       },
       resultPath: '$.usage',
-    });
-    const put = new tasks.EventBridgePutEvents(this, `Emit${id}`, {
+    }));
+    const put = retryServiceFaults(new tasks.EventBridgePutEvents(this, `Emit${id}`, {
       entries: [
         {
           eventBus: props.bus,
@@ -244,7 +290,11 @@ export class Orchestrator extends Construct {
         },
       ],
       resultPath: sfn.JsonPath.DISCARD,
-    });
-    return usage.next(put);
+    }));
+    // The run record is already final; a lost announcement must not undo it.
+    const unannounced = new sfn.Pass(this, `${id}NotAnnounced`).next(end);
+    usage.addCatch(unannounced, { errors: ['States.ALL'], resultPath: '$.announcement' });
+    put.addCatch(unannounced, { errors: ['States.ALL'], resultPath: '$.announcement' });
+    return usage.next(put).next(end);
   }
 }

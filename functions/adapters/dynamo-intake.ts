@@ -50,20 +50,27 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   }
 }
 
+/** How long a lock whose run has no record yet stands (the holder's intake is under way). */
+export const sessionLockGraceSeconds = 60;
+
 export class DynamoSessionLocks implements SessionLocks {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
+    private readonly clock: () => Date = () => new Date(),
   ) {}
 
-  async acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean>): Promise<string> {
+  async acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string> {
     if (await this.take(sessionId, runId, 'attribute_not_exists(activeRunId) OR activeRunId = :run', {})) return runId;
     const out = await guard('Reading a session lock', () =>
       this.doc.send(new GetCommand({ TableName: this.table, Key: lockKey(sessionId), ConsistentRead: true })),
     );
-    const holder = (out.Item as { activeRunId?: string } | undefined)?.activeRunId;
+    const lock = out.Item as { activeRunId?: string; acquiredAt?: number } | undefined;
+    const holder = lock?.activeRunId;
     if (!holder) return (await this.take(sessionId, runId, 'attribute_not_exists(activeRunId)', {})) ? runId : this.holder(sessionId);
-    if (await isRunning(holder)) return holder;
+    const running = await isRunning(holder);
+    const young = (lock.acquiredAt ?? 0) > epoch(this.clock()) - sessionLockGraceSeconds;
+    if (running || (running === undefined && young)) return holder;
     // The holder has ended (or never started): take the lock over, unless someone else just did.
     const taken = await this.take(sessionId, runId, 'activeRunId = :holder', { ':holder': holder });
     return taken ? runId : this.holder(sessionId);
@@ -81,9 +88,9 @@ export class DynamoSessionLocks implements SessionLocks {
           new UpdateCommand({
             TableName: this.table,
             Key: lockKey(sessionId),
-            UpdateExpression: 'SET activeRunId = :run',
+            UpdateExpression: 'SET activeRunId = :run, acquiredAt = :at',
             ConditionExpression: condition,
-            ExpressionAttributeValues: { ':run': runId, ...values },
+            ExpressionAttributeValues: { ':run': runId, ':at': epoch(this.clock()), ...values },
           }),
         ),
       );

@@ -8,8 +8,26 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { type Workspace, type WorkspaceEntry, WorkspaceUnavailable, checkPath } from '../core/workspace.js';
-import { guard } from './aws-errors.js';
+import { type Workspace, type WorkspaceEntry, WorkspaceFailed, WorkspaceUnavailable, checkPath } from '../core/workspace.js';
+import { guard as guardTransient } from './aws-errors.js';
+
+/**
+ * Runs an S3 call: transient faults become `WorkspaceUnavailable` (retried), other service
+ * errors `WorkspaceFailed` (the run fails), so the model never sees a deployment fault as a
+ * tool error (invariant 5). `NoSuchKey` passes through for `read` to answer.
+ */
+async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
+  try {
+    return await guardTransient(what, call, WorkspaceUnavailable);
+  } catch (error) {
+    if (error instanceof WorkspaceUnavailable) throw error;
+    const service = typeof error === 'object' && error !== null && '$metadata' in error;
+    if (service && error instanceof Error && error.name !== 'NoSuchKey' && error.name !== 'NotFound') {
+      throw new WorkspaceFailed(`${what} failed: ${error.name}: ${error.message}`, { cause: error });
+    }
+    throw error;
+  }
+}
 
 /** The key prefix of a run's workspace; the IAM policy of the tool function covers `workspaces/*`. */
 export function workspacePrefix(runId: string): string {
@@ -35,9 +53,7 @@ export class S3Workspace implements Workspace {
     try {
       const out = await guard(
         `Reading ${path}`,
-        () => this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })),
-        WorkspaceUnavailable,
-      );
+        () => this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })));
       return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
     } catch (error) {
       if (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound')) return undefined;
@@ -53,7 +69,6 @@ export class S3Workspace implements Workspace {
         this.s3.send(
           new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: content, ContentLength: content.byteLength }),
         ),
-      WorkspaceUnavailable,
     );
   }
 
@@ -73,9 +88,7 @@ export class S3Workspace implements Workspace {
               ContinuationToken: token,
               MaxKeys: Math.min(1000, limit + 1 - entries.length),
             }),
-          ),
-        WorkspaceUnavailable,
-      );
+          ));
       for (const object of page.Contents ?? []) {
         if (!object.Key) continue;
         entries.push({ path: object.Key.slice(this.prefix.length), size: object.Size ?? 0 });

@@ -8,15 +8,22 @@ import type { AwsCredentialIdentity } from '@smithy/types';
 import { workspacePrefix } from './s3-workspace.js';
 
 /** The session policy for one run: object access and listing under its prefix only. */
-export function workspaceSessionPolicy(bucket: string, runId: string): string {
+export function workspaceSessionPolicy(bucket: string, runId: string, partition = 'aws'): string {
   const prefix = workspacePrefix(runId);
   return JSON.stringify({
     Version: '2012-10-17',
     Statement: [
-      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: `arn:aws:s3:::${bucket}/${prefix}*` },
-      { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:aws:s3:::${bucket}`, Condition: { StringLike: { 's3:prefix': `${prefix}*` } } },
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject'], Resource: `arn:${partition}:s3:::${bucket}/${prefix}*` },
+      { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:${partition}:s3:::${bucket}`, Condition: { StringLike: { 's3:prefix': `${prefix}*` } } },
     ],
   });
+}
+
+/** The partition of a region: `aws`, `aws-cn` or `aws-us-gov`. */
+export function partitionOf(region: string): string {
+  if (region.startsWith('cn-')) return 'aws-cn';
+  if (region.startsWith('us-gov-')) return 'aws-us-gov';
+  return 'aws';
 }
 
 /** Assumes the workspace role once per run and reuses the credentials until shortly before they expire. */
@@ -28,6 +35,7 @@ export class ScopedCredentials {
     private readonly roleArn: string,
     private readonly bucket: string,
     private readonly clock: () => Date = () => new Date(),
+    private readonly partition = 'aws',
   ) {}
 
   /** A credentials provider for the run, as the SDK clients take one. */
@@ -51,7 +59,7 @@ export class ScopedCredentials {
       new AssumeRoleCommand({
         RoleArn: this.roleArn,
         RoleSessionName: `stepwise-${runId}`.replace(/[^\w+=,.@-]/g, '-').slice(0, 64),
-        Policy: workspaceSessionPolicy(this.bucket, runId),
+        Policy: workspaceSessionPolicy(this.bucket, runId, this.partition),
         DurationSeconds: 900,
       }),
     );

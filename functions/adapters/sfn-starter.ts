@@ -6,7 +6,15 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
+import { InfrastructureError } from '../core/errors.js';
 import type { OrchestratorInput, RunStarter } from '../core/intake.js';
+import { guard } from './aws-errors.js';
+
+/** Step Functions refused or failed a call transiently; the request can be repeated. */
+export class OrchestratorUnavailable extends InfrastructureError {
+  override readonly name = 'OrchestratorUnavailable';
+  override readonly transient = true;
+}
 
 export class SfnRunStarter implements RunStarter {
   constructor(
@@ -16,8 +24,13 @@ export class SfnRunStarter implements RunStarter {
 
   async start(input: OrchestratorInput): Promise<void> {
     try {
-      await this.sfn.send(
-        new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name: input.runId, input: JSON.stringify(input) }),
+      await guard(
+        'Starting the run',
+        () =>
+          this.sfn.send(
+            new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name: input.runId, input: JSON.stringify(input) }),
+          ),
+        OrchestratorUnavailable,
       );
     } catch (error) {
       // The same run started twice (a retried request): the first start stands.
@@ -30,7 +43,7 @@ export class SfnRunStarter implements RunStarter {
     // Executions are named after the run: arn:…:stateMachine:<name> → arn:…:execution:<name>:<runId>.
     const executionArn = `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
     try {
-      await this.sfn.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: reason }));
+      await guard('Stopping the run', () => this.sfn.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: reason })), OrchestratorUnavailable);
     } catch (error) {
       // Not started yet, or already gone: nothing is left to stop.
       if (!(error instanceof ExecutionDoesNotExist)) throw error;

@@ -19,7 +19,7 @@ import { DynamoConversationStore } from './dynamo-conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from './dynamo-intake.js';
 import { DynamoRunStore } from './dynamo-runs.js';
 import { S3Workspace } from './s3-workspace.js';
-import { ScopedCredentials } from './scoped-credentials.js';
+import { ScopedCredentials, partitionOf } from './scoped-credentials.js';
 import { SfnRunStarter } from './sfn-starter.js';
 import { SqsDeadLetters } from './sqs-dead-letters.js';
 import { ScriptedModel } from './scripted.js';
@@ -137,7 +137,13 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
 function workspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
   const roleArn = env.STEPWISE_WORKSPACE_ROLE_ARN;
   if (!roleArn) return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
-  const scoped = new ScopedCredentials(new STSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }), roleArn, env.STEPWISE_BUCKET);
+  const scoped = new ScopedCredentials(
+    new STSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }),
+    roleArn,
+    env.STEPWISE_BUCKET,
+    () => new Date(),
+    partitionOf(env.AWS_REGION),
+  );
   const clients = new Map<string, S3Client>();
   return (runId) => {
     let client = clients.get(runId);

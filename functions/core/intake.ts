@@ -32,7 +32,8 @@ const sessionsAreSingle = {
 export const CreateRunBody = z.object(runRequestFields).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
-export const ClientRunId = z.string().regex(/^[A-Za-z0-9_-]{1,80}$/, 'must be 1-80 letters, digits, "_" or "-"');
+/** Executions are named `<runId>-<agent>-<iteration>`; Step Functions allows 80 characters. */
+export const ClientRunId = z.string().regex(/^[A-Za-z0-9_-]{1,56}$/, 'must be 1-56 letters, digits, "_" or "-"');
 
 /** The detail of a `Stepwise Run Requested` event: the `POST /runs` body plus an optional client run id. */
 export const RunRequestedDetail = z
@@ -60,7 +61,8 @@ export interface RunStarter {
 
 /** Cancels a running run: marks it cancelled, then stops its executions. `false` when it was not running. */
 export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | 'starter'>): Promise<boolean> {
-  if (!(await deps.runs.cancel(runId))) return false;
+  // Repeatable: a cancel whose stop failed can be sent again and stops the executions then.
+  if (!(await deps.runs.cancel(runId)) && (await deps.runs.get(runId))?.status !== 'cancelled') return false;
   await deps.starter.stop(runId, 'Cancelled on request.');
   return true;
 }
@@ -76,10 +78,11 @@ export interface IdempotencyStore {
 /** One running run per session. */
 export interface SessionLocks {
   /**
-   * Makes `runId` the session's run unless another run holds it and `isRunning(holder)` says it
-   * still runs; returns the run that holds the session afterwards.
+   * Makes `runId` the session's run unless another run holds it and still runs; returns the run
+   * that holds the session afterwards. `isRunning` is `undefined` for a run with no record yet
+   * (its intake is still under way): the lock then stands for a grace period.
    */
-  acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean>): Promise<string>;
+  acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string>;
 }
 
 export interface IntakeDeps {
@@ -147,16 +150,20 @@ export async function createRun(
     return { runId, status: existing.status, phase: existing.phase };
   }
 
-  if (body.sessionId && deps.sessions) {
-    const isRunning = async (id: string) => (await deps.runs.get(id))?.status === 'running';
-    const holder = await deps.sessions.acquire(body.sessionId, runId, isRunning);
-    if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
-  }
   if (options.idempotencyKey && deps.idempotency) {
     // Two first requests racing: the claim that stands names the run both answer with.
     const claim = await deps.idempotency.claim(options.idempotencyKey, { runId, bodyHash: hash }, clock());
     if (claim.bodyHash !== hash) throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
     runId = claim.runId;
+  }
+  // The session is locked for the run id that stands, before its record exists.
+  if (body.sessionId && deps.sessions) {
+    const isRunning = async (id: string) => {
+      const holder = await deps.runs.get(id);
+      return holder ? holder.status === 'running' : undefined;
+    };
+    const holder = await deps.sessions.acquire(body.sessionId, runId, isRunning);
+    if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
   }
   const now = clock().toISOString();
   const run: Run = {
@@ -178,11 +185,14 @@ export async function createRun(
   try {
     await start();
   } catch (error) {
-    await deps.runs.finish(runId, {
-      status: 'failed',
-      phase: 'failed',
-      error: { code: 'StartFailed', message: `The run could not be started: ${messageOf(error)}` },
-    });
+    // A transient fault leaves the run waiting to start: a repeat of the request starts it.
+    if (!(error instanceof StepwiseError && error.transient)) {
+      await deps.runs.finish(runId, {
+        status: 'failed',
+        phase: 'failed',
+        error: { code: 'StartFailed', message: `The run could not be started: ${messageOf(error)}` },
+      });
+    }
     throw error;
   }
   return { runId, status: stored.status, phase: stored.phase };
@@ -214,6 +224,10 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     return { accepted: false, reason };
   }
   const { runId, ...body } = detail.data;
-  const started = await createRun(body, deps, runId ? { runId } : {});
+  // Without a client run id, the event's own id keeps a redelivery from starting a second run.
+  const eventId = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }).safeParse(event);
+  const fallback = eventId.success ? `evt-${eventId.data.id}` : undefined;
+  const chosen = runId ?? fallback;
+  const started = await createRun(body, deps, chosen ? { runId: chosen } : {});
   return { accepted: true, runId: started.runId };
 }

@@ -96,20 +96,25 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const conversationId = input.conversationId ?? conversationIdOf(runId, agent);
   const profile = (deps.profile ?? agentProfile)(agent);
 
+  // Bring the conversation up to date. If another writer took the sequence number first (a
+  // stale step of an earlier run of the session), look again rather than call the model on a
+  // conversation that is not what was planned.
   let conversation = await deps.conversations.load(conversationId);
-  const answered = findStep(conversation.messages, runId, iteration);
-  if (answered) return settle(answered, conversation.messages, input, deps);
-  const finished = finishedBy(conversation, profile, runId);
-  if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
-
-  const opening = await openingFor(conversation, input, deps);
-  const next = planUserMessage(conversation, runId, iteration, opening);
-  if (next) {
+  for (let attempt = 0; ; attempt++) {
+    const answered = findStep(conversation.messages, runId, iteration);
+    if (answered) return settle(answered, conversation.messages, input, deps);
+    const finished = finishedBy(conversation, profile, runId);
+    if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
+    const opening = await openingFor(conversation, input, deps);
+    const next = planUserMessage(conversation, runId, iteration, opening);
+    if (!next) break;
     for (const [index, result] of next.repairs) {
       await deps.conversations.putResult(conversationId, next.answering, index, result);
     }
-    await deps.conversations.append(conversationId, next.message);
+    const appended = await deps.conversations.append(conversationId, next.message);
     conversation = await deps.conversations.load(conversationId);
+    if (appended || conversation.messages.at(-1)?.meta.runId === runId) break;
+    if (attempt >= 2) throw new StepStateInvalid(`Conversation ${conversationId} keeps changing under step ${iteration}.`);
   }
 
   const messages = conversation.messages;
@@ -165,13 +170,25 @@ async function settle(
   };
 }
 
-/** The final answer and every tool call the agent made in this run, in order. */
+/** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2). */
+export const resultLimits = { actions: 300, responseChars: 50_000 };
+
+/** The final answer and the tool calls the agent made in this run, in order (bounded). */
 export function runResult(messages: StoredMessage[], runId: string, final: StoredMessage): RunResult {
-  const actionsTaken = messages
+  const calls = messages
     .filter((m) => m.role === 'assistant' && m.meta.runId === runId)
     .flatMap((m) => toolUses(m))
     .map((call) => describeCall(call));
-  return { response: textOf(final), actionsTaken };
+  const actionsTaken =
+    calls.length > resultLimits.actions
+      ? [...calls.slice(0, resultLimits.actions), `… and ${calls.length - resultLimits.actions} more tool calls (see the transcript)`]
+      : calls;
+  const text = textOf(final);
+  const response =
+    text.length > resultLimits.responseChars
+      ? `${text.slice(0, resultLimits.responseChars)}\n\n[The answer is longer; the transcript has all of it.]`
+      : text;
+  return { response, actionsTaken };
 }
 
 /** A tool call as one short line: its name and input. */

@@ -29,6 +29,11 @@ export class WorkspaceUnavailable extends InfrastructureError {
   override readonly transient = true;
 }
 
+/** The workspace's store refused a call for good (access denied, no such bucket): a deployment fault. */
+export class WorkspaceFailed extends InfrastructureError {
+  override readonly name = 'WorkspaceFailed';
+}
+
 /** A file larger than the configured cap. */
 export class FileTooLarge extends StepwiseError {
   override readonly name = 'FileTooLarge';

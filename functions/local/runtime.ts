@@ -86,6 +86,9 @@ export class StateMachineDoesNotExist extends Error {
 export class ExecutionAlreadyExists extends Error {
   override readonly name = 'ExecutionAlreadyExists';
 }
+export class InvalidName extends Error {
+  override readonly name = 'InvalidName';
+}
 
 interface Running {
   execution: LocalExecution;
@@ -128,10 +131,15 @@ export class LocalRuntime {
     if (!entry) throw new StateMachineDoesNotExist(`State machine ${stateMachineArn} does not exist.`);
     const executionName = name ?? randomUUID();
     const executionArn = `arn:aws:states:${localRegion}:${localAccount}:execution:${entry.local.name}:${executionName}`;
+    if (!/^[A-Za-z0-9_-]{1,80}$/.test(executionName)) {
+      throw new InvalidName(`Execution name "${executionName}" is not 1-80 letters, digits, "-" or "_".`);
+    }
     const existing = this.executions.get(executionArn);
     if (existing) {
-      if (existing.execution.input !== input) {
-        throw new ExecutionAlreadyExists(`Execution ${executionName} already exists with another input.`);
+      // As Step Functions: the same name and input of a running execution returns it; a closed
+      // execution, or another input, is refused.
+      if (existing.execution.input !== input || existing.execution.status !== 'RUNNING') {
+        throw new ExecutionAlreadyExists(`Execution ${executionName} already exists.`);
       }
       return existing.execution;
     }
@@ -219,7 +227,7 @@ export class LocalRuntime {
       if (cause) running.execution.cause = cause;
       running.abort();
       for (const child of this.executions.values()) {
-        if (child.execution.status === 'RUNNING' && child.execution.input.includes(executionArn)) {
+        if (child.execution.status === 'RUNNING' && parentOf(child.execution) === executionArn) {
           this.stop(child.execution.executionArn, error, cause);
         }
       }
@@ -355,7 +363,18 @@ async function invokeLocal(handler: LocalHandler, event: unknown): Promise<unkno
     return JSON.parse(JSON.stringify(result ?? null));
   } catch (error) {
     const { name, message } = failureOf(error);
-    throw new TaskError(name, JSON.stringify({ errorMessage: message, errorType: name }));
+    // The Node.js Lambda runtime's error document, keys in its order.
+    throw new TaskError(name, JSON.stringify({ errorType: name, errorMessage: message, trace: [] }));
+  }
+}
+
+/** The execution that started this one (`associateWithParent`), if any. */
+function parentOf(execution: LocalExecution): string | undefined {
+  try {
+    const input = JSON.parse(execution.input) as { AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID?: unknown };
+    return typeof input.AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID === 'string' ? input.AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -34,6 +34,8 @@ export interface LocalStackOptions {
 export interface LocalStack {
   url: string;
   runtime: LocalRuntime;
+  /** Hands an event already on the bus to its rule's target again, as an at-least-once bus may. */
+  redeliver(eventId: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -74,6 +76,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const intake = intakeWiring(wiring);
   const deadLetters: unknown[] = [];
   const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
+  // The rule: run requests on the bus go to the intake, as deployed.
+  const deliver = async (event: LocalEvent) => {
+    if (event.detailType !== runRequestedDetailType) return;
+    await intakeEvent(
+      { id: event.id, 'detail-type': event.detailType, source: event.source, time: event.time, detail: event.detail },
+      { ...intake, deadLetters: localDeadLetters },
+    );
+  };
   const app = createApi({
     ...intake,
     conversations: wiring.conversations,
@@ -83,12 +93,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       async put(entry) {
         const [eventId] = runtime.putEvents([entry]);
         const event = runtime.events.find((e) => e.id === eventId);
-        if (event?.detailType === runRequestedDetailType) {
-          await intakeEvent(
-            { id: event.id, 'detail-type': event.detailType, source: event.source, time: event.time, detail: event.detail },
-            { ...intake, deadLetters: localDeadLetters },
-          );
-        }
+        if (event) await deliver(event);
         return { Entries: [{ EventId: eventId }], FailedEntryCount: 0 };
       },
       list: () => runtime.events,
@@ -105,6 +110,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     runtime,
+    async redeliver(eventId) {
+      const event = runtime.events.find((e) => e.id === eventId);
+      if (!event) throw new Error(`No event ${eventId} on the local bus.`);
+      await deliver(event);
+    },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       await runtime.idle().catch(() => undefined);

@@ -119,6 +119,22 @@ describe('DynamoConversationStore', () => {
   });
 });
 
+describe('DynamoSessionLocks', () => {
+  it('keep a session for a run whose record is not written yet, and release it once that run has ended', async () => {
+    const { sessions } = aws.wiring();
+    const states = new Map<string, boolean | undefined>([['run-a', undefined]]);
+    const isRunning = async (id: string) => states.get(id);
+    expect(await sessions.acquire('sess-grace', 'run-a', isRunning)).toBe('run-a');
+    // run-a is still being created (no record): run-b must not take the session over.
+    expect(await sessions.acquire('sess-grace', 'run-b', isRunning)).toBe('run-a');
+    states.set('run-a', true);
+    expect(await sessions.acquire('sess-grace', 'run-b', isRunning)).toBe('run-a');
+    states.set('run-a', false);
+    expect(await sessions.acquire('sess-grace', 'run-b', isRunning)).toBe('run-b');
+    expect(await sessions.acquire('sess-grace', 'run-b', isRunning)).toBe('run-b');
+  });
+});
+
 describe('DynamoRunStore', () => {
   it('creates a run once and counts each step’s usage once', async () => {
     const { runs } = aws.wiring();

@@ -68,14 +68,15 @@ describe('model output faults', () => {
   it('never runs a tool call cut off by max_tokens, and the loop goes on', async () => {
     const tag = local.book.add(
       'max-tokens',
-      { turn: { ...use(['toolu_cut', 'write_file', { path: 'big.txt' }]), stopReason: 'max_tokens' } },
+      // A complete-looking input: only the stop reason says the call was cut off.
+      { turn: { ...use(['toolu_cut', 'write_file', { path: 'big.txt', content: 'the first part of a very long' }]), stopReason: 'max_tokens' } },
       ok('I will write it in smaller parts next time.'),
     );
     const run = await local.run(`${tag} Write a huge file.`);
     expect(run).toMatchObject({ status: 'succeeded', iterations: { single: 2 } });
     expect((await local.get(`/runs/${run.runId}/files`)).body.items).toEqual([]);
     const answer = local.book.requests.get('max-tokens')?.[1]?.messages.at(-1)?.content as { tool_use_id: string; is_error: boolean }[];
-    expect(answer).toMatchObject([{ tool_use_id: 'toolu_cut', is_error: true }]);
+    expect(answer).toMatchObject([{ tool_use_id: 'toolu_cut', is_error: true, content: expect.stringContaining('max_tokens') }]);
   });
 
   it('retries an empty answer instead of storing it', async () => {

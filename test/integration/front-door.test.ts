@@ -103,6 +103,22 @@ describe('the event intake', () => {
     expect(RunCompletedDetail.parse(completed[0]?.detail)).toMatchObject({ runId, status: 'succeeded', phase: 'complete' });
   });
 
+  it('starts one run when an event without a run id is delivered twice', async () => {
+    const tag = local.book.add('event-no-id', { turn: say('once') });
+    const detail = { goal: `${tag} No id.`, mode: 'single' };
+    const before = local.stack.runtime.list().length;
+    // The same EventBridge event (one id) handed to the intake twice, as a redelivery would.
+    const envelope = { Source: 'com.example.ci', DetailType: 'Stepwise Run Requested', Detail: JSON.stringify(detail) };
+    const first = await local.post('/_local/events', envelope);
+    const eventId = (first.body.Entries as { EventId: string }[])[0]?.EventId;
+    const runId = `evt-${eventId}`;
+    await local.waitFor(runId);
+    await local.stack.redeliver(String(eventId));
+    await local.stack.runtime.idle();
+    expect(local.stack.runtime.list().length - before).toBe(2);
+    expect(local.book.requests.get('event-no-id')).toHaveLength(1);
+  });
+
   it('sends an invalid event to the dead letters with the reason, and starts nothing', async () => {
     const before = local.stack.runtime.list().length;
     await put({ goal: '', mode: 'swarm', runId: 'bad/id' });

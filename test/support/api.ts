@@ -29,9 +29,10 @@ export class MemoryIdempotency implements IdempotencyStore {
 
 export class MemorySessions implements SessionLocks {
   readonly holders = new Map<string, string>();
-  async acquire(sessionId: string, runId: string, isRunning: (id: string) => Promise<boolean>) {
+  async acquire(sessionId: string, runId: string, isRunning: (id: string) => Promise<boolean | undefined>) {
     const holder = this.holders.get(sessionId);
-    if (holder && holder !== runId && (await isRunning(holder))) return holder;
+    // A holder with no record yet is still starting: it keeps the session.
+    if (holder && holder !== runId && (await isRunning(holder)) !== false) return holder;
     this.holders.set(sessionId, runId);
     return runId;
   }

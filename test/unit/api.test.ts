@@ -161,11 +161,25 @@ describe('the run routes', () => {
     expect((await api.request('GET', '/runs/run-1/files/missing.txt')).status).toBe(404);
   });
 
+  it('lets a cancel whose stop failed be sent again', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    const stop = api.starter.stop.bind(api.starter);
+    api.starter.stop = async () => {
+      throw Object.assign(new Error('throttled'), { name: 'OrchestratorUnavailable' });
+    };
+    expect((await api.request('POST', '/runs/run-1/cancel')).status).toBe(500);
+    api.starter.stop = stop;
+    expect((await api.request('POST', '/runs/run-1/cancel')).status).toBe(202);
+    expect(api.starter.stopped).toEqual(['run-1']);
+  });
+
   it('cancels a running run once', async () => {
     const api = memoryApi();
     await api.request('POST', '/runs', { goal, mode: 'single' });
     expect(await api.request('POST', '/runs/run-1/cancel')).toEqual({ status: 202, body: { runId: 'run-1', status: 'cancelled', phase: 'cancelled' } });
     expect(api.starter.stopped).toEqual(['run-1']);
+    await api.runs.finish('run-1', { status: 'succeeded', phase: 'complete' });
     expect(await api.request('POST', '/runs/run-1/cancel')).toMatchObject({ status: 409, body: { error: { code: 'RunNotRunning' } } });
   });
 });
