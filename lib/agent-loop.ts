@@ -50,7 +50,7 @@ export interface AgentLoopProps {
 /**
  * The agent loop: Inference → Choice on `stopReason` → Map over the tool calls → Inference …
  *
- * Input: `{ runId, agent, conversationId, maxIterations }`. Only ids and counters travel
+ * Input: `{ runId, agent, conversationId, maxIterations, model }` (model empty for the default). Only ids and counters travel
  * between states (DESIGN invariant 1); messages and tool outputs stay in DynamoDB/S3.
  * Fails with `MaxIterationsExceeded`, `ModelRefused`, `ContextWindowExceeded` or the step's
  * own error name, with a plain-text cause.
@@ -69,6 +69,7 @@ export class AgentLoop extends Construct {
       'agent.$': '$.agent',
       'conversationId.$': '$.conversationId',
       'maxIterations.$': '$.maxIterations',
+      'model.$': '$.model',
     };
     const fresh = new sfn.Pass(this, 'Start', { parameters: { ...ids, iteration: 0, segmentEnd: perExecution } });
     const resumed = new sfn.Pass(this, 'Resume', {
@@ -83,6 +84,7 @@ export class AgentLoop extends Construct {
         'agent.$': '$.agent',
         'conversationId.$': '$.conversationId',
         'iteration.$': '$.iteration',
+        'model.$': '$.model',
       }),
       resultSelector: {
         'stopReason.$': '$.Payload.stopReason',
@@ -125,6 +127,7 @@ export class AgentLoop extends Construct {
         'agent.$': '$.agent',
         'conversationId.$': '$.conversationId',
         'maxIterations.$': '$.maxIterations',
+        'model.$': '$.model',
         'iteration.$': 'States.MathAdd($.iteration, 1)',
         'segmentEnd.$': '$.segmentEnd',
       },
@@ -145,6 +148,7 @@ export class AgentLoop extends Construct {
             'agent.$': '$.agent',
             'conversationId.$': '$.conversationId',
             'maxIterations.$': '$.maxIterations',
+            'model.$': '$.model',
             'iteration.$': '$.iteration',
             'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
           },

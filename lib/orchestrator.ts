@@ -95,6 +95,7 @@ export class Orchestrator extends Construct {
           agent,
           'conversationId.$': conversationId,
           'maxIterations.$': '$.maxIterations',
+          'model.$': '$.model',
         }),
         associateWithParent: true,
         resultPath: sfn.JsonPath.DISCARD,

@@ -50,6 +50,8 @@ export interface OrchestratorInput {
   mode: Run['mode'];
   conversationId: string;
   maxIterations: number;
+  /** The model the run asked for; empty for the deployment's default. */
+  model: string;
 }
 
 /** Starts and stops a run's orchestrator; starting the same run twice starts it once. */
@@ -142,6 +144,7 @@ export async function createRun(
       mode: body.mode,
       conversationId: conversationIdOf(runId, 'single', body.sessionId),
       maxIterations: body.maxIterations,
+      model: body.model ?? '',
     });
   const existing = await deps.runs.get(runId);
   if (existing) {

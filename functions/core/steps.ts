@@ -35,6 +35,8 @@ export const InferenceInput = z.object({
   iteration: z.number().int().nonnegative(),
   /** Defaults to the run's own conversation for this agent; a session names its own. */
   conversationId: z.string().min(1).optional(),
+  /** The model the run asked for; empty or absent for the deployment's default. */
+  model: z.string().optional(),
 });
 export type InferenceInput = z.infer<typeof InferenceInput>;
 
@@ -119,7 +121,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
 
   const messages = conversation.messages;
   const response = await deps.model.generate({
-    model: deps.settings.model,
+    model: input.model || deps.settings.model,
     maxTokens: deps.settings.maxTokens,
     system: profile.system,
     tools: profile.tools.specs(),

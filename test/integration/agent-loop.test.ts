@@ -124,3 +124,18 @@ describe('single-mode runs through the synthesized state machines', () => {
     expect(local.book.requests.get('bad-request')).toHaveLength(1);
   });
 });
+
+describe('the model a run asks for', () => {
+  it('is the one the model is called with, on every step', async () => {
+    const tag = local.book.add('model', { turn: use(['toolu_1', 'list_files', {}]) }, { turn: say('ok') });
+    const run = await local.run(`${tag} Use another model.`, { model: 'claude-other' });
+    expect(run).toMatchObject({ status: 'succeeded', model: 'claude-other' });
+    expect(local.book.requests.get('model')?.map((r) => r.model)).toEqual(['claude-other', 'claude-other']);
+  });
+
+  it('defaults to the deployment’s model', async () => {
+    const tag = local.book.add('default-model', { turn: say('ok') });
+    await local.run(`${tag} Default.`);
+    expect(local.book.requests.get('default-model')?.map((r) => r.model)).toEqual(['claude-test']);
+  });
+});
