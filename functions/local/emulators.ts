@@ -4,6 +4,7 @@
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
@@ -14,11 +15,18 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import { localCredentials } from '../adapters/wiring.js';
 
+/** DynamoDB requests by operation and bytes each way, as the emulator saw them (the bench). */
+export interface RequestCounter {
+  reset(): void;
+  snapshot(): { dynamo: Record<string, number>; dynamoBytesIn: number; dynamoBytesOut: number };
+}
+
 export interface Emulators {
   dynamoEndpoint: string;
   s3Endpoint: string;
   table: string;
   bucket: string;
+  requests: RequestCounter;
   stop(): Promise<void>;
 }
 
@@ -43,6 +51,15 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     dynamo.listen(options.dynamoPort ?? 0, '127.0.0.1', () => resolve());
   });
   const dynamoEndpoint = `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`;
+  const counts = { dynamo: {} as Record<string, number>, dynamoBytesIn: 0, dynamoBytesOut: 0 };
+  dynamo.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? 'unknown';
+    counts.dynamo[operation] = (counts.dynamo[operation] ?? 0) + 1;
+    counts.dynamoBytesIn += Number(req.headers['content-length'] ?? 0);
+    res.on('finish', () => {
+      counts.dynamoBytesOut += Number(res.getHeader('content-length') ?? 0);
+    });
+  });
 
   // Without a data folder the S3 emulator writes to a temporary one, removed on stop.
   const scratch = options.dataDir ? undefined : mkdtempSync(join(tmpdir(), 'stepwise-s3-'));
@@ -57,6 +74,14 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     s3Endpoint,
     table,
     bucket,
+    requests: {
+      reset() {
+        counts.dynamo = {};
+        counts.dynamoBytesIn = 0;
+        counts.dynamoBytesOut = 0;
+      },
+      snapshot: () => structuredClone(counts),
+    },
     async stop() {
       await s3.stop();
       await new Promise<void>((resolve) => dynamo.close(() => resolve()));

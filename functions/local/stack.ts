@@ -11,7 +11,7 @@ import { createApi } from '../api/app.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
 import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import type { StepwiseStackProps } from '../../lib/stepwise-stack.js';
-import { startEmulators } from './emulators.js';
+import { type RequestCounter, startEmulators } from './emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime.js';
 import { startSfnApi } from './sfn-api.js';
 
@@ -34,6 +34,8 @@ export interface LocalStackOptions {
 export interface LocalStack {
   url: string;
   runtime: LocalRuntime;
+  /** What the DynamoDB emulator served (the bench). */
+  requestCounter: RequestCounter;
   /** Hands an event already on the bus to its rule's target again, as an at-least-once bus may. */
   redeliver(eventId: string): Promise<void>;
   close(): Promise<void>;
@@ -110,6 +112,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     runtime,
+    requestCounter: emulators.requests,
     async redeliver(eventId) {
       const event = runtime.events.find((e) => e.id === eventId);
       if (!event) throw new Error(`No event ${eventId} on the local bus.`);

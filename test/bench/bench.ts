@@ -1,0 +1,169 @@
+/**
+ * `npm run bench`: Stepwise's own overhead, measured through the local runtime with a scripted
+ * model that answers at once, so what is left is the loop around the model. Prints a table.
+ * Not part of the test run: numbers vary with the machine; targets are read, not asserted.
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { build } from 'esbuild';
+import { toWire } from '../../functions/adapters/anthropic.js';
+import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
+import type { ScriptedModel } from '../../functions/adapters/scripted.js';
+import { runAgentLoop } from '../../functions/core/loop.js';
+import type { LocalHandler } from '../../functions/local/runtime.js';
+import { startLocalStack } from '../../functions/local/stack.js';
+import { memoryCore } from '../support/agents.js';
+
+process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+const prices = JSON.parse(readFileSync(new URL('./prices.json', import.meta.url), 'utf8')) as Prices;
+
+interface Prices {
+  stepFunctionsPerTransition: number;
+  lambdaPerRequest: number;
+  lambdaPerGbSecondArm: number;
+  dynamoPerWriteRequest: number;
+  dynamoPerReadRequest: number;
+  s3PerPut: number;
+  s3PerGet: number;
+  claude: { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number; cacheWritePerMTok: number };
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
+const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;
+const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
+
+/** A script of `n` tool turns (a small file read each time) and a final answer. */
+function script(n: number): ScriptedTurn[] {
+  const turns: ScriptedTurn[] = [{ content: [{ type: 'tool_use', id: 'toolu_w', name: 'write_file', input: { path: 'data.txt', content: 'x'.repeat(2_000) } }] }];
+  for (let i = 1; i < n; i++) turns.push({ content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: 'data.txt' } }] });
+  turns.push({ content: [{ type: 'text', text: 'done' }] });
+  return turns;
+}
+
+async function loopOverhead(iterations: number) {
+  const dir = mkdtempSync(join(tmpdir(), 'stepwise-bench-'));
+  const scriptFile = join(dir, 'script.json');
+  writeFileSync(scriptFile, JSON.stringify(script(iterations - 1)));
+  const starts: number[] = [];
+  const invocations = { inference: 0, tool: 0 };
+  const stack = await startLocalStack({
+    port: 0,
+    env: { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: scriptFile, STEPWISE_MODEL: 'claude-bench' },
+    wrapHandler: (name: string, handler: LocalHandler): LocalHandler => async (event) => {
+      invocations[name as keyof typeof invocations]++;
+      if (name === 'inference') starts.push(performance.now());
+      return handler(event);
+    },
+  });
+  try {
+    const counter = stack.requestCounter;
+    counter.reset();
+    const res = await fetch(`${stack.url}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal: 'bench', mode: 'single', maxIterations: 200 }) });
+    const { runId } = (await res.json()) as { runId: string };
+    await stack.runtime.idle();
+    const run = (await (await fetch(`${stack.url}/runs/${runId}`)).json()) as { status: string };
+    const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? t));
+    const executions = stack.runtime.list();
+    const transitions = executions.reduce((n, e) => n + e.transitions, 0);
+    const stats = counter.snapshot();
+    return { run, gaps, transitions, invocations, stats, iterations: starts.length };
+  } finally {
+    await stack.close();
+  }
+}
+
+async function cacheShare(steps: number) {
+  const core = await memoryCore('Read the file again and again.');
+  const model = core.model as ScriptedModel;
+  for (const turn of script(steps - 1)) model.addTurn(turn);
+  await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: steps + 1 }, core.deps);
+  const bodies = model.requests.map((r) => JSON.stringify(toWire(r)));
+  const shares: number[] = [];
+  for (let i = 1; i < bodies.length; i++) {
+    const body = bodies[i] ?? '';
+    const previous = bodies[i - 1] ?? '';
+    // The cached prefix ends at the last breakpoint the previous request wrote.
+    const breakpoint = previous.lastIndexOf('"cache_control"');
+    const prefix = previous.slice(0, previous.lastIndexOf('{', breakpoint));
+    const shared = body.startsWith(prefix) ? prefix.length : 0;
+    shares.push(shared / body.length);
+  }
+  return { shares, requests: model.requests.length };
+}
+
+async function bundles() {
+  const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
+  const results: { name: string; bytes: number; loadMs: number }[] = [];
+  for (const name of ['inference', 'tool', 'api', 'intake']) {
+    const file = join(out, `${name}.mjs`);
+    await build({
+      entryPoints: [`functions/handlers/${name}.ts`],
+      bundle: true,
+      minify: true,
+      format: 'esm',
+      platform: 'node',
+      target: 'node22',
+      mainFields: ['module', 'main'],
+      outfile: file,
+      banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
+      logLevel: 'silent',
+    });
+    const env = { ...process.env, STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x', STEPWISE_DEAD_LETTER_URL: 'https://sqs/x', AWS_REGION: 'us-east-1' };
+    const times: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const started = performance.now();
+      spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(file)})`], { env, stdio: 'ignore' });
+      times.push(performance.now() - started);
+    }
+    const baseline: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const started = performance.now();
+      spawnSync(process.execPath, ['-e', '0'], { stdio: 'ignore' });
+      baseline.push(performance.now() - started);
+    }
+    results.push({ name, bytes: statSync(file).size, loadMs: median(times) - median(baseline) });
+  }
+  return results;
+}
+
+const iterations = Number(process.argv[2] ?? 200);
+console.log(`Stepwise bench (${new Date().toISOString()}, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores)\n`);
+
+const loop = await loopOverhead(iterations);
+const perIteration = (n: number) => (n / Math.max(1, loop.iterations)).toFixed(2);
+console.log(`## Agent loop, ${loop.iterations} iterations (run ${loop.run.status})\n`);
+console.log(row(['measure', 'median', 'p95', 'per iteration']));
+console.log(row(['---', '---', '---', '---']));
+console.log(row(['wall ms between inference steps', median(loop.gaps).toFixed(1), p95(loop.gaps).toFixed(1), '']));
+console.log(row(['state transitions', '', '', perIteration(loop.transitions)]));
+console.log(row(['Lambda invocations', '', '', perIteration(loop.invocations.inference + loop.invocations.tool)]));
+for (const [op, n] of Object.entries(loop.stats.dynamo)) console.log(row([`DynamoDB ${op}`, '', '', perIteration(n)]));
+console.log(row(['DynamoDB bytes read (responses)', '', '', perIteration(loop.stats.dynamoBytesOut)]));
+console.log(row(['DynamoDB bytes written (requests)', '', '', perIteration(loop.stats.dynamoBytesIn)]));
+
+const dynamoReads = (loop.stats.dynamo.GetItem ?? 0) + (loop.stats.dynamo.Query ?? 0);
+const dynamoWrites = (loop.stats.dynamo.PutItem ?? 0) + (loop.stats.dynamo.UpdateItem ?? 0);
+const per1000 = 1000 / Math.max(1, loop.iterations);
+const gbSeconds = (median(loop.gaps) / 1000) * 0.5 * (loop.invocations.inference + loop.invocations.tool);
+const cost = {
+  transitions: loop.transitions * per1000 * prices.stepFunctionsPerTransition,
+  lambda: (loop.invocations.inference + loop.invocations.tool) * per1000 * prices.lambdaPerRequest + gbSeconds * per1000 * prices.lambdaPerGbSecondArm,
+  dynamo: dynamoReads * per1000 * prices.dynamoPerReadRequest + dynamoWrites * per1000 * prices.dynamoPerWriteRequest,
+};
+console.log(`\n## AWS cost per 1,000 iterations, model excluded (prices: test/bench/prices.json)\n`);
+console.log(row(['Step Functions', 'Lambda', 'DynamoDB', 'total']));
+console.log(row(['---', '---', '---', '---']));
+console.log(row([`$${cost.transitions.toFixed(4)}`, `$${cost.lambda.toFixed(4)}`, `$${cost.dynamo.toFixed(4)}`, `$${(cost.transitions + cost.lambda + cost.dynamo).toFixed(4)}`]));
+
+const cache = await cacheShare(30);
+console.log(`\n## Prompt cache over ${cache.requests} requests\n`);
+console.log(row(['share of each request byte-identical to the previous cached prefix', 'median', 'min']));
+console.log(row(['---', '---', '---']));
+console.log(row(['', `${(median(cache.shares) * 100).toFixed(1)}%`, `${(Math.min(...cache.shares) * 100).toFixed(1)}%`]));
+
+console.log('\n## Lambda bundles\n');
+console.log(row(['function', 'bundle', 'cold module load (median of 10, minus bare node)']));
+console.log(row(['---', '---', '---']));
+for (const b of await bundles()) console.log(row([b.name, `${(b.bytes / 1024).toFixed(0)} KiB`, `${b.loadMs.toFixed(0)} ms`]));
