@@ -113,9 +113,13 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     for (const [index, result] of next.repairs) {
       await deps.conversations.putResult(conversationId, next.answering, index, result);
     }
-    const appended = await deps.conversations.append(conversationId, next.message);
+    if (await deps.conversations.append(conversationId, next.message)) {
+      // Written as planned: the conversation is known without reading it again.
+      conversation = withAppended(conversation, next);
+      break;
+    }
     conversation = await deps.conversations.load(conversationId);
-    if (appended || conversation.messages.at(-1)?.meta.runId === runId) break;
+    if (conversation.messages.at(-1)?.meta.runId === runId) break;
     if (attempt >= 2) throw new StepStateInvalid(`Conversation ${conversationId} keeps changing under step ${iteration}.`);
   }
 
@@ -290,6 +294,20 @@ export function planUserMessage(
     answering: last.seq,
     repairs,
   };
+}
+
+/** The conversation after a planned user message was appended, as loading it would give. */
+function withAppended(conversation: Conversation, planned: PlannedUserMessage): Conversation {
+  const { seq, role, content, meta, carries } = planned.message;
+  const repaired = new Map(planned.repairs);
+  const results = carries
+    ? Array.from({ length: carries.count }, (_, i) => {
+        const result = conversation.pendingResults[i] ?? repaired.get(i);
+        if (!result) throw new StepStateInvalid(`Result ${i} of message ${carries.seq} is missing.`);
+        return result;
+      })
+    : [];
+  return { messages: [...conversation.messages, { seq, role, content: [...results, ...content], meta }], pendingResults: [] };
 }
 
 function nextSeq(messages: StoredMessage[]): number {

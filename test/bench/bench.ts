@@ -79,16 +79,23 @@ async function cacheShare(steps: number) {
   const model = core.model as ScriptedModel;
   for (const turn of script(steps - 1)) model.addTurn(turn);
   await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: steps + 1 }, core.deps);
-  const bodies = model.requests.map((r) => JSON.stringify(toWire(r)));
+  // What the cache keys on: tools, system and each message, in order, without the breakpoints
+  // themselves. A request reuses the previous one's prefix up to its last breakpoint (the end
+  // of its last message) when those parts are byte-identical.
+  const strip = (value: unknown) => JSON.stringify(value, (key, v: unknown) => (key === 'cache_control' ? undefined : v));
+  const partsOf = (request: (typeof model.requests)[number]) => {
+    const wire = toWire(request) as unknown as { tools?: unknown; system: unknown; messages: unknown[] };
+    return [strip(wire.tools ?? []), strip(wire.system), ...wire.messages.map(strip)];
+  };
+  const bodies = model.requests.map(partsOf);
   const shares: number[] = [];
   for (let i = 1; i < bodies.length; i++) {
-    const body = bodies[i] ?? '';
-    const previous = bodies[i - 1] ?? '';
-    // The cached prefix ends at the last breakpoint the previous request wrote.
-    const breakpoint = previous.lastIndexOf('"cache_control"');
-    const prefix = previous.slice(0, previous.lastIndexOf('{', breakpoint));
-    const shared = body.startsWith(prefix) ? prefix.length : 0;
-    shares.push(shared / body.length);
+    const body = bodies[i] ?? [];
+    const previous = bodies[i - 1] ?? [];
+    let shared = 0;
+    for (let k = 0; k < previous.length && previous[k] === body[k]; k++) shared += previous[k]?.length ?? 0;
+    const total = body.reduce((n, part) => n + part.length, 0);
+    shares.push(shared / total);
   }
   return { shares, requests: model.requests.length };
 }
