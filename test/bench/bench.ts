@@ -13,7 +13,9 @@ import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
 import type { ScriptedModel } from '../../functions/adapters/scripted.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
 import type { LocalHandler } from '../../functions/local/runtime.js';
+import type { RequestCounter } from '../../functions/local/emulators.js';
 import { startLocalStack } from '../../functions/local/stack.js';
+import { wire } from '../../functions/adapters/wiring.js';
 import { memoryCore } from '../support/agents.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -42,33 +44,68 @@ function script(n: number): ScriptedTurn[] {
   return turns;
 }
 
-async function loopOverhead(iterations: number) {
+/** Per-iteration figures of one run on the stack. */
+interface RunFigures {
+  status: string;
+  iterations: number;
+  gaps: number[];
+  transitions: number;
+  invocations: number;
+  stats: ReturnType<RequestCounter['snapshot']>;
+}
+
+const growthLengths = [10, 100, 1000];
+const growthIterations = 6;
+
+async function measure(iterations: number) {
   const dir = mkdtempSync(join(tmpdir(), 'stepwise-bench-'));
   const scriptFile = join(dir, 'script.json');
-  writeFileSync(scriptFile, JSON.stringify(script(iterations - 1)));
-  const starts: number[] = [];
-  const invocations = { inference: 0, tool: 0 };
+  // One script for every run, consumed in order: the long run, then one per history length.
+  const turns = [...script(iterations - 1), ...growthLengths.flatMap(() => script(growthIterations - 1))];
+  writeFileSync(scriptFile, JSON.stringify(turns));
+  let starts: number[] = [];
+  let invocations = 0;
   const stack = await startLocalStack({
     port: 0,
     env: { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: scriptFile, STEPWISE_MODEL: 'claude-bench' },
     wrapHandler: (name: string, handler: LocalHandler): LocalHandler => async (event) => {
-      invocations[name as keyof typeof invocations]++;
+      invocations++;
       if (name === 'inference') starts.push(performance.now());
       return handler(event);
     },
   });
-  try {
-    const counter = stack.requestCounter;
-    counter.reset();
-    const res = await fetch(`${stack.url}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal: 'bench', mode: 'single', maxIterations: 200 }) });
+  const runOnce = async (body: Record<string, unknown>): Promise<RunFigures> => {
+    starts = [];
+    invocations = 0;
+    stack.requestCounter.reset();
+    const before = new Set(stack.runtime.list().map((e) => e.executionArn));
+    const res = await fetch(`${stack.url}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
     const { runId } = (await res.json()) as { runId: string };
     await stack.runtime.idle();
     const run = (await (await fetch(`${stack.url}/runs/${runId}`)).json()) as { status: string };
-    const gaps = starts.slice(1).map((t, i) => t - (starts[i] ?? t));
-    const executions = stack.runtime.list();
-    const transitions = executions.reduce((n, e) => n + e.transitions, 0);
-    const stats = counter.snapshot();
-    return { run, gaps, transitions, invocations, stats, iterations: starts.length };
+    const executions = stack.runtime.list().filter((e) => !before.has(e.executionArn));
+    return {
+      status: run.status,
+      iterations: starts.length,
+      gaps: starts.slice(1).map((t, i) => t - (starts[i] ?? t)),
+      transitions: executions.reduce((n, e) => n + e.transitions, 0),
+      invocations,
+      stats: stack.requestCounter.snapshot(),
+    };
+  };
+  try {
+    const main = await runOnce({ goal: 'bench', mode: 'single', maxIterations: 200 });
+    const { conversations } = wire(process.env);
+    const growth: (RunFigures & { history: number })[] = [];
+    for (const history of growthLengths) {
+      const sessionId = `bench-${history}`;
+      for (let seq = 0; seq < history; seq++) {
+        const role = seq % 2 === 0 ? 'user' : 'assistant';
+        await conversations.append(`session/${sessionId}`, { seq, role, content: [{ type: 'text', text: `${role} turn ${seq}: ${'lorem ipsum '.repeat(15)}` }], meta: { runId: 'seed', iteration: seq } });
+      }
+      growth.push({ history, ...(await runOnce({ goal: 'bench', mode: 'single', sessionId, maxIterations: 20 })) });
+    }
+    return { main, growth };
   } finally {
     await stack.close();
   }
@@ -138,25 +175,33 @@ async function bundles() {
 const iterations = Number(process.argv[2] ?? 200);
 console.log(`Stepwise bench (${new Date().toISOString()}, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores)\n`);
 
-const loop = await loopOverhead(iterations);
-const perIteration = (n: number) => (n / Math.max(1, loop.iterations)).toFixed(2);
-console.log(`## Agent loop, ${loop.iterations} iterations (run ${loop.run.status})\n`);
+const { main: loop, growth } = await measure(iterations);
+const perIteration = (n: number, figures: RunFigures = loop) => (n / Math.max(1, figures.iterations)).toFixed(2);
+console.log(`## Agent loop, ${loop.iterations} iterations (run ${loop.status})\n`);
 console.log(row(['measure', 'median', 'p95', 'per iteration']));
 console.log(row(['---', '---', '---', '---']));
 console.log(row(['wall ms between inference steps', median(loop.gaps).toFixed(1), p95(loop.gaps).toFixed(1), '']));
 console.log(row(['state transitions', '', '', perIteration(loop.transitions)]));
-console.log(row(['Lambda invocations', '', '', perIteration(loop.invocations.inference + loop.invocations.tool)]));
+console.log(row(['Lambda invocations', '', '', perIteration(loop.invocations)]));
 for (const [op, n] of Object.entries(loop.stats.dynamo)) console.log(row([`DynamoDB ${op}`, '', '', perIteration(n)]));
 console.log(row(['DynamoDB bytes read (responses)', '', '', perIteration(loop.stats.dynamoBytesOut)]));
 console.log(row(['DynamoDB bytes written (requests)', '', '', perIteration(loop.stats.dynamoBytesIn)]));
 
+console.log(`\n## Growth with history (${growthIterations} iterations on a session that already holds N messages)\n`);
+console.log(row(['messages before', 'median ms / iteration', 'DynamoDB requests / iteration', 'DynamoDB KiB read / iteration']));
+console.log(row(['---', '---', '---', '---']));
+for (const g of growth) {
+  const requests = Object.values(g.stats.dynamo).reduce((a, b) => a + b, 0);
+  console.log(row([g.history, median(g.gaps).toFixed(1), perIteration(requests, g), (g.stats.dynamoBytesOut / 1024 / Math.max(1, g.iterations)).toFixed(1)]));
+}
+
 const dynamoReads = (loop.stats.dynamo.GetItem ?? 0) + (loop.stats.dynamo.Query ?? 0);
 const dynamoWrites = (loop.stats.dynamo.PutItem ?? 0) + (loop.stats.dynamo.UpdateItem ?? 0);
 const per1000 = 1000 / Math.max(1, loop.iterations);
-const gbSeconds = (median(loop.gaps) / 1000) * 0.5 * (loop.invocations.inference + loop.invocations.tool);
+const gbSeconds = (median(loop.gaps) / 1000) * 0.5 * loop.invocations;
 const cost = {
   transitions: loop.transitions * per1000 * prices.stepFunctionsPerTransition,
-  lambda: (loop.invocations.inference + loop.invocations.tool) * per1000 * prices.lambdaPerRequest + gbSeconds * per1000 * prices.lambdaPerGbSecondArm,
+  lambda: loop.invocations * per1000 * prices.lambdaPerRequest + gbSeconds * per1000 * prices.lambdaPerGbSecondArm,
   dynamo: dynamoReads * per1000 * prices.dynamoPerReadRequest + dynamoWrites * per1000 * prices.dynamoPerWriteRequest,
 };
 console.log(`\n## AWS cost per 1,000 iterations, model excluded (prices: test/bench/prices.json)\n`);
