@@ -9,6 +9,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { runRequestedDetailType } from '../functions/core/intake.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 
@@ -125,7 +126,7 @@ export class FrontDoor extends Construct {
     this.rule = new events.Rule(this, 'RunRequested', {
       eventBus: props.bus,
       description: 'Stepwise Run Requested events start runs through the intake.',
-      eventPattern: { detailType: ['Stepwise Run Requested'] },
+      eventPattern: { detailType: [runRequestedDetailType] },
       targets: [
         new targets.LambdaFunction(this.intakeFunction.function, {
           deadLetterQueue: this.deadLetters,

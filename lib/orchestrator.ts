@@ -5,6 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { eventSource, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -213,14 +214,14 @@ export class Orchestrator extends Construct {
     const succeeded = this.announce(
       'Succeeded',
       props,
-      'Stepwise Run Succeeded',
+      runSucceededDetailType,
       { status: 'succeeded', phase: 'complete' },
       new sfn.Succeed(this, 'Done'),
     );
     const failed = this.announce(
       'Failed',
       props,
-      'Stepwise Run Failed',
+      runFailedDetailType,
       { status: 'failed', phase: 'failed', 'error.$': '$.error' },
       new sfn.Fail(this, 'RunFailed', { errorPath: '$.error.code', causePath: '$.error.message' }),
     );
@@ -285,7 +286,7 @@ export class Orchestrator extends Construct {
       entries: [
         {
           eventBus: props.bus,
-          source: 'stepwise',
+          source: eventSource,
           detailType,
           detail: sfn.TaskInput.fromObject({ 'runId.$': '$.runId', ...detail, 'usage.$': '$.usage' }),
         },

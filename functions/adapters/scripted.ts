@@ -41,10 +41,6 @@ export class ScriptedModel implements ModelProvider {
     return this;
   }
 
-  get remaining(): number {
-    return this.turns.length;
-  }
-
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal: _signal, ...copyable } = request;
     this.requests.push(structuredClone(copyable));

@@ -34,11 +34,6 @@ export class WorkspaceFailed extends InfrastructureError {
   override readonly name = 'WorkspaceFailed';
 }
 
-/** A file larger than the configured cap. */
-export class FileTooLarge extends StepwiseError {
-  override readonly name = 'FileTooLarge';
-}
-
 export const maxPathBytes = 1024;
 
 // C0 and C1 control characters, DEL, and NUL.

@@ -5,9 +5,9 @@
  */
 import { App } from 'aws-cdk-lib';
 import { StepwiseStack, type StepwiseStackProps } from '../../lib/stepwise-stack.js';
+import { localRegion } from './emulators.js';
 
 export const localAccount = '000000000000';
-export const localRegion = 'us-east-1';
 
 interface CfnResource {
   Type: string;

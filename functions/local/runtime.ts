@@ -21,7 +21,8 @@ import {
   type StateMachineDefinition,
 } from 'aws-local-stepfunctions';
 import type { LocalFunction, LocalStateMachine } from './definitions.js';
-import { localAccount, localRegion } from './definitions.js';
+import { localAccount } from './definitions.js';
+import { localRegion } from './emulators.js';
 
 /** A Lambda handler as the runtime calls it. */
 export type LocalHandler = (event: unknown) => Promise<unknown>;

@@ -11,7 +11,7 @@ import { createApi } from '../api/app.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
 import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import type { StepwiseStackProps } from '../../lib/stepwise-stack.js';
-import { type RequestCounter, startEmulators } from './emulators.js';
+import { type RequestCounter, localRegion, startEmulators } from './emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime.js';
 import { startSfnApi } from './sfn-api.js';
 
@@ -62,7 +62,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
   const template = synthesizeTemplate(options.stackProps);
   const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
-  const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: 'us-east-1', credentials: localCredentials });
+  const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: localRegion, credentials: localCredentials });
   const runtime = new LocalRuntime({
     stateMachines: localStateMachines(template, resources),
     functions: localFunctions(template, resources),

@@ -88,10 +88,6 @@ export class ToolRegistry {
     return this.specsCache;
   }
 
-  /** Only the named tools, in this registry's order. */
-  subset(names: readonly string[]): ToolRegistry {
-    return new ToolRegistry([...this.byName.values()].filter((t) => names.includes(t.name)));
-  }
 
   /**
    * Runs one call and always answers with a `tool_result` (invariant 5): an unknown tool, input
