@@ -11,6 +11,7 @@ new StepwiseStack(app, 'Stepwise', {
   provider: context('provider') === 'scripted' ? 'scripted' : 'anthropic',
   model: String(context('model') ?? 'claude-sonnet-4-5'),
   maxTokens: Number(context('maxTokens') ?? 8192),
+  contextWindowTokens: Number(context('contextWindowTokens') ?? 200_000),
   // "iam" (default) or { "type": "jwt", "issuer": "...", "audience": ["..."] }.
   auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
 });

@@ -16,6 +16,11 @@ export interface StepwiseStackProps extends StackProps {
   readonly model?: string;
   /** @default 8192 */
   readonly maxTokens?: number;
+  /**
+   * The model's context window in tokens; conversations are compacted at 80% of it.
+   * @default 200000
+   */
+  readonly contextWindowTokens?: number;
   /** @default { type: 'iam' } */
   readonly auth?: ApiAuth;
   /**
@@ -73,6 +78,7 @@ export class StepwiseStack extends Stack {
         STEPWISE_PROVIDER: props.provider ?? 'anthropic',
         STEPWISE_MODEL: props.model ?? 'claude-sonnet-4-5',
         STEPWISE_MAX_TOKENS: String(props.maxTokens ?? 8192),
+        STEPWISE_CONTEXT_WINDOW_TOKENS: String(props.contextWindowTokens ?? 200_000),
         STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
         STEPWISE_MODEL_MAX_RETRIES: '0',
         ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn,

@@ -134,7 +134,11 @@ export function mapError(error: unknown): Error {
     return new ModelUnavailable(`The model failed (${status}): ${detail}`, { cause: error });
   }
   if (status === 400 && /prompt is too long|context window|too many tokens/i.test(detail)) {
-    return new ContextWindowExceeded(`The conversation is too long for the model: ${detail}`, { cause: error });
+    // "prompt is too long: 215000 tokens > 200000 maximum": the limit tells compaction how far to cut.
+    const limit = Number(/>\s*(\d+)\s*maximum/i.exec(detail)?.[1]);
+    return new ContextWindowExceeded(`The conversation is too long for the model: ${detail}`, Number.isFinite(limit) ? limit : undefined, {
+      cause: error,
+    });
   }
   return new ModelRequestInvalid(`The model rejected the request (${status}): ${detail}`, status, { cause: error });
 }

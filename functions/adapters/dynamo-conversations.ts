@@ -5,6 +5,7 @@
  *   pk = conv#<conversationId>
  *   sk = m#<seq>                    a message
  *   sk = m#<seq>#r#<index>          the result of call <index> of message <seq>
+ *   sk = c#<seq>                    a summary of the messages before <seq> (compaction)
  *
  * Every write is conditional on the item not existing, so a retried step cannot duplicate or
  * overwrite. Bodies over `inlineLimitBytes` live in S3 and the item holds the key.
@@ -28,6 +29,7 @@ import {
   type Turn,
   seqKey,
 } from '../core/conversation.js';
+import { Compaction } from '../core/compaction.js';
 import { StoredDataInvalid } from '../core/errors.js';
 import { ContentBlock, Role, ToolResultBlock } from '../core/messages.js';
 import { guard, isConditionFailed } from './aws-errors.js';
@@ -55,6 +57,7 @@ type MessageItem = z.infer<typeof MessageItem>;
 const ResultItem = ItemBase.extend({ seq: z.number(), index: z.number() });
 
 const resultMarker = '#r#';
+const compactionPrefix = 'c#';
 
 export interface DynamoConversationOptions {
   doc: DynamoDBDocumentClient;
@@ -77,7 +80,8 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   async load(conversationId: string): Promise<Conversation> {
-    const items = await this.query(conversationId, 'm#', 'm#~');
+    // 'c#' sorts before 'm#': summaries and messages come back in one paginated Query.
+    const items = await this.query(conversationId, 'c#', 'm#~');
     return assembleConversation(toRecords(await this.withBodies(items)));
   }
 
@@ -129,6 +133,18 @@ export class DynamoConversationStore implements ConversationStore {
     if (!existing.Item) throw new StoredDataInvalid(`Result ${sk} of ${conversationId} vanished after a failed write.`);
     const [loaded] = await this.withBodies([ItemBase.parse(existing.Item)]);
     return ToolResultBlock.parse(JSON.parse(loaded?.body ?? 'null'));
+  }
+
+  async putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction> {
+    const sk = `${compactionPrefix}${seqKey(compaction.fromSeq)}`;
+    const item = { pk: pkOf(conversationId), sk, ...(await this.body(conversationId, sk, JSON.stringify(compaction))) };
+    if (await this.putNew(item)) return compaction;
+    const existing = await guard('Reading a summary', () =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: item.pk, sk }, ConsistentRead: true })),
+    );
+    if (!existing.Item) throw new StoredDataInvalid(`Summary ${sk} of ${conversationId} vanished after a failed write.`);
+    const [loaded] = await this.withBodies([ItemBase.parse(existing.Item)]);
+    return Compaction.parse(JSON.parse(loaded?.body ?? 'null'));
   }
 
   /** Puts an item unless one with its key exists; `false` when it did. */
@@ -203,6 +219,7 @@ function toMessage(item: MessageItem, content: ContentBlock[]): StoredMessage {
 /** The records of a conversation's items, in key order, for `assembleConversation`. */
 function toRecords(items: { item: ItemBase; body: string }[]): ConversationRecord[] {
   return items.map(({ item, body }): ConversationRecord => {
+    if (item.sk.startsWith(compactionPrefix)) return { kind: 'compaction', compaction: Compaction.parse(JSON.parse(body)) };
     if (item.sk.includes(resultMarker)) {
       const { seq, index } = ResultItem.parse(item);
       return { kind: 'result', seq, index, result: ToolResultBlock.parse(JSON.parse(body)) };

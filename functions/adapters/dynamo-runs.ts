@@ -4,8 +4,8 @@
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AgentName } from '../core/conversation.js';
-import { Run, type RunResult, type RunStore } from '../core/runs.js';
-import type { Usage } from '../core/messages.js';
+import { Run, type RunStore, type StepOutcome } from '../core/runs.js';
+import { type Usage, zeroUsage } from '../core/messages.js';
 import type { Plan } from '../core/plan.js';
 import { guard, isConditionFailed } from './aws-errors.js';
 import type { BlobStore } from './blobs.js';
@@ -34,7 +34,8 @@ export class DynamoRunStore implements RunStore {
       ),
     );
     if (!out.Item) return undefined;
-    const { goalRef, inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens, ...rest } = out.Item;
+    const { goalRef, inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens, countedSteps: _counted, ...rest } =
+      out.Item;
     const goal = typeof goalRef === 'string' ? await this.options.blobs.get(goalRef) : rest.goal;
     return Run.parse({
       ...rest,
@@ -49,7 +50,7 @@ export class DynamoRunStore implements RunStore {
   }
 
   async create(run: Run): Promise<boolean> {
-    const { usage, goal, ...rest } = Run.parse(run);
+    const { usage, goal, usageByAgent: _byAgent, estimatedCostUsd: _cost, ...rest } = Run.parse(run);
     const goalField =
       Buffer.byteLength(goal, 'utf8') > inlineGoalBytes
         ? { goalRef: await this.options.blobs.put(`runs/${encodeURIComponent(run.runId)}/goal`, goal) }
@@ -59,7 +60,8 @@ export class DynamoRunStore implements RunStore {
         this.options.doc.send(
           new PutCommand({
             TableName: this.options.table,
-            Item: { ...key(run.runId), ...rest, ...goalField, ...usage },
+            // Each agent's counters exist from the start, so a step can ADD to them in place.
+            Item: { ...key(run.runId), ...rest, ...goalField, ...usage, usageByAgent: usageMaps(run.mode), estimatedCostUsd: 0 },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         ),
@@ -71,7 +73,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result }: StepOutcome): Promise<void> {
     const step = `${agent}#${iteration}`;
     try {
       await guard('Recording a step', () =>
@@ -80,15 +82,18 @@ export class DynamoRunStore implements RunStore {
             TableName: this.options.table,
             Key: key(runId),
             UpdateExpression:
-              'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, countedSteps :step ' +
+              'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, countedSteps :step, ' +
+              '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
+              '#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost ' +
               `SET iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
             ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :stepName)',
-            ExpressionAttributeNames: { '#agent': agent, ...(result ? { '#result': 'result' } : {}) },
+            ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', ...(result ? { '#result': 'result' } : {}) },
             ExpressionAttributeValues: {
               ':in': usage.inputTokens,
               ':out': usage.outputTokens,
               ':cr': usage.cacheReadInputTokens,
               ':cw': usage.cacheCreationInputTokens,
+              ':cost': costUsd ?? 0,
               ':step': new Set([step]),
               ':stepName': step,
               ':iterations': iteration + 1,
@@ -169,6 +174,11 @@ export class DynamoRunStore implements RunStore {
       ),
     );
   }
+}
+
+function usageMaps(mode: Run['mode']): Partial<Record<AgentName, Usage>> {
+  const agents: AgentName[] = mode === 'single' ? ['single'] : ['architect', 'coder'];
+  return Object.fromEntries(agents.map((agent) => [agent, { ...zeroUsage }]));
 }
 
 function key(runId: string): { pk: string; sk: string } {

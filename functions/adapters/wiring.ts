@@ -10,6 +10,7 @@ import { STSClient } from '@aws-sdk/client-sts';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
+import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { DeadLetters, IntakeDeps } from '../core/intake.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
@@ -30,6 +31,10 @@ export const Env = z.object({
   STEPWISE_PROVIDER: z.enum(['anthropic', 'scripted']).default('anthropic'),
   STEPWISE_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
   STEPWISE_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
+  /** The model's context window, in tokens; the conversation is compacted before it fills. */
+  STEPWISE_CONTEXT_WINDOW_TOKENS: z.coerce.number().int().positive().default(defaultContextPolicy.windowTokens),
+  /** The share of the window at which older turns are summarized. */
+  STEPWISE_COMPACT_AT: z.coerce.number().positive().max(1).default(defaultContextPolicy.compactAt),
   /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
   STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   /** The SDK's own retries of one model call; 0 when deployed, where the state machine retries. */
@@ -103,6 +108,7 @@ export interface Wiring {
   runs: DynamoRunStore;
   model: ModelProvider;
   settings: ModelSettings;
+  context: ContextPolicy;
   workspaceFor(runId: string): S3Workspace;
   plans: PlanStore;
   limits: ToolLimits;
@@ -126,6 +132,11 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
     model: overrides.model ?? modelFrom(env),
     settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
+    context: {
+      ...defaultContextPolicy,
+      windowTokens: env.STEPWISE_CONTEXT_WINDOW_TOKENS,
+      compactAt: env.STEPWISE_COMPACT_AT,
+    },
     workspaceFor: workspaces(env, s3),
   };
 }

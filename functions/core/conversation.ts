@@ -7,6 +7,7 @@
  * (`carries`), and loading splices them in, in call order (invariant 6).
  */
 import { z } from 'zod';
+import type { Compaction } from './compaction.js';
 import { StoredDataInvalid } from './errors.js';
 import type { Message, ToolResultBlock} from './messages.js';
 import { ContentBlock, Role, StopReason, Usage } from './messages.js';
@@ -45,6 +46,8 @@ export interface Conversation {
   messages: StoredMessage[];
   /** Results already written for the last message's calls, indexed by call position. */
   pendingResults: (ToolResultBlock | undefined)[];
+  /** The newest summary of older turns: the model is sent it instead of the messages before its cut. */
+  compaction?: Compaction;
 }
 
 /** One assistant turn and the results written so far for its calls (indexed by call position). */
@@ -64,6 +67,8 @@ export interface ConversationStore {
    * one. `fullOutput`, when the result is a cut view of a longer output, is kept beside it.
    */
   putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock>;
+  /** Stores a summary unless one with the same cut is stored; returns the stored one. */
+  putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction>;
 }
 
 /** The conversation of one agent of one run, unless a session names a longer-lived one. */
@@ -76,10 +81,11 @@ export function seqKey(seq: number): string {
   return seq.toString().padStart(10, '0');
 }
 
-/** A stored item of a conversation: a message, or the result of one call of a message. */
+/** A stored item of a conversation: a message, the result of one call of a message, or a summary. */
 export type ConversationRecord =
   | ({ kind: 'message' } & NewMessage)
-  | { kind: 'result'; seq: number; index: number; result: ToolResultBlock };
+  | { kind: 'result'; seq: number; index: number; result: ToolResultBlock }
+  | { kind: 'compaction'; compaction: Compaction };
 
 /**
  * Builds the conversation from its records in key order (each message, then its results):
@@ -89,7 +95,12 @@ export type ConversationRecord =
 export function assembleConversation(records: Iterable<ConversationRecord>): Conversation {
   const results = new Map<number, ToolResultBlock[]>();
   const messages: StoredMessage[] = [];
+  let compaction: Compaction | undefined;
   for (const record of records) {
+    if (record.kind === 'compaction') {
+      if (!compaction || record.compaction.fromSeq > compaction.fromSeq) compaction = record.compaction;
+      continue;
+    }
     if (record.kind === 'result') {
       const list = results.get(record.seq) ?? [];
       list[record.index] = record.result;
@@ -110,5 +121,9 @@ export function assembleConversation(records: Iterable<ConversationRecord>): Con
     messages.push({ seq, role, content: [...spliced, ...content], meta });
   }
   const last = messages.at(-1);
-  return { messages, pendingResults: last?.role === 'assistant' ? (results.get(last.seq) ?? []) : [] };
+  return {
+    messages,
+    pendingResults: last?.role === 'assistant' ? (results.get(last.seq) ?? []) : [],
+    ...(compaction ? { compaction } : {}),
+  };
 }

@@ -83,6 +83,14 @@ export class ModelResponseEmpty extends InfrastructureError {
 /** The conversation no longer fits the model's context window. */
 export class ContextWindowExceeded extends StepwiseError {
   override readonly name = 'ContextWindowExceeded';
+  constructor(
+    message: string,
+    /** The most prompt tokens the model takes, when the provider said. */
+    readonly limitTokens?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
 }
 
 /** The provider is not configured (no key, no script): fails the run with a message that says what to set. */

@@ -39,10 +39,26 @@ export const Run = z.object({
   error: RunError.optional(),
   iterations: z.partialRecord(AgentName, z.number().int().nonnegative()),
   usage: Usage,
+  /** The same token counts, per agent. */
+  usageByAgent: z.partialRecord(AgentName, Usage).optional(),
+  /**
+   * The model cost so far in USD, from Claude's list prices (`core/prices.ts`); calls to a model
+   * without a known price add nothing.
+   */
+  estimatedCostUsd: z.number().nonnegative().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
 export type Run = z.infer<typeof Run>;
+
+/** What one inference step adds to its run. */
+export interface StepOutcome {
+  usage: Usage;
+  /** The step's estimated model cost in USD, when the model's price is known. */
+  costUsd?: number;
+  /** The run's result, when this step finished the agent that answers the run. */
+  result?: RunResult;
+}
 
 /** Durable run records. */
 export interface RunStore {
@@ -50,10 +66,10 @@ export interface RunStore {
   /** Creates the record unless a run with that id exists; `false` when it did. */
   create(run: Run): Promise<boolean>;
   /**
-   * Adds one inference step's usage and iteration count, once per (agent, iteration) however
-   * often it is called, so a retried step is not counted twice.
+   * Adds one inference step's usage, cost and iteration count, once per (agent, iteration)
+   * however often it is called, so a retried step is not counted twice.
    */
-  recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void>;
+  recordStep(runId: string, agent: AgentName, iteration: number, outcome: StepOutcome): Promise<void>;
   /** Stores the Architect's plan on the run. */
   savePlan(runId: string, plan: Plan): Promise<void>;
   /** Marks a running run cancelled; `false` when it was not running. */

@@ -3,6 +3,16 @@
  * loop driver) calls them; each is idempotent under retry (DESIGN invariant 3).
  */
 import { z } from 'zod';
+import {
+  type Compaction,
+  type ContextPolicy,
+  chooseCut,
+  defaultContextPolicy,
+  modelMessages,
+  needsCompaction,
+  refusedPolicy,
+  summaryRequestMessages,
+} from './compaction.js';
 import { type AgentProfile, agentProfile, openingMessage } from './agents.js';
 import {
   AgentName,
@@ -15,7 +25,6 @@ import {
 import { NotFound, StepStateInvalid } from './errors.js';
 import {
   type ContentBlock,
-  type Message,
   StopReason,
   type ToolResultBlock,
   type ToolUseBlock,
@@ -23,8 +32,17 @@ import {
   textOf,
   toolResult,
   toolUses,
+  type Usage,
+  zeroUsage,
 } from './messages.js';
-import { type ModelProvider, ModelResponseEmpty, type ModelSettings } from './model.js';
+import {
+  ContextWindowExceeded,
+  type ModelProvider,
+  type ModelResponse,
+  ModelResponseEmpty,
+  type ModelSettings,
+} from './model.js';
+import { estimateCost } from './prices.js';
 import type { RunResult, RunStore } from './runs.js';
 import { type PlanStore, type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
 import type { Workspace } from './workspace.js';
@@ -71,6 +89,8 @@ export interface InferenceDeps {
   model: ModelProvider;
   settings: ModelSettings;
   profile?: (agent: AgentName) => AgentProfile;
+  /** When to compact the conversation; Claude's 200K window by default. */
+  context?: ContextPolicy;
 }
 
 export interface ToolDeps {
@@ -104,7 +124,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   let conversation = await deps.conversations.load(conversationId);
   for (let attempt = 0; ; attempt++) {
     const answered = findStep(conversation.messages, runId, iteration);
-    if (answered) return settle(answered, conversation.messages, input, deps);
+    if (answered) return settle(answered, conversation, input, deps);
     const finished = finishedBy(conversation, profile, runId);
     if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
     const opening = await openingFor(conversation, input, deps);
@@ -123,18 +143,43 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     if (attempt >= 2) throw new StepStateInvalid(`Conversation ${conversationId} keeps changing under step ${iteration}.`);
   }
 
-  const messages = conversation.messages;
-  const response = await deps.model.generate({
-    model: input.model || deps.settings.model,
-    maxTokens: deps.settings.maxTokens,
-    system: profile.system,
-    tools: profile.tools.specs(),
-    messages: messages.map(toModelMessage),
-  });
+  const model = input.model || deps.settings.model;
+  const policy = deps.context ?? defaultContextPolicy;
+  const ask = (c: Conversation) =>
+    deps.model.generate({
+      model,
+      maxTokens: deps.settings.maxTokens,
+      system: profile.system,
+      tools: profile.tools.specs(),
+      messages: modelMessages(c),
+    });
+  // Compact once at most per step: before the call when the conversation nears the window, or
+  // when the model says it no longer fits (invariant 11); a second "too long" is the run's error.
+  let compacted = madeBy(conversation.compaction, input) !== undefined;
+  if (!compacted && needsCompaction(conversation, policy, deps.settings.maxTokens)) {
+    const shorter = await compact(conversation, conversationId, profile, model, input, deps, policy);
+    compacted = shorter !== undefined;
+    conversation = shorter ?? conversation;
+  }
+  let response: ModelResponse;
+  try {
+    response = await ask(conversation);
+    if (response.stopReason === 'model_context_window_exceeded' && !compacted) {
+      throw new ContextWindowExceeded('The answer was cut off because the conversation filled the context window.');
+    }
+  } catch (error) {
+    if (!(error instanceof ContextWindowExceeded) || compacted) throw error;
+    const cutBy = refusedPolicy(conversation, policy, error.limitTokens);
+    const shorter = await compact(conversation, conversationId, profile, model, input, deps, cutBy);
+    if (!shorter) throw error;
+    conversation = shorter;
+    response = await ask(conversation);
+  }
 
   if (response.message.content.length === 0) {
     throw new ModelResponseEmpty(`The model returned no content (stop_reason "${response.stopReason}").`);
   }
+  const messages = conversation.messages;
   const seq = nextSeq(messages);
   const stored: StoredMessage = {
     seq,
@@ -145,29 +190,82 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const written = await deps.conversations.append(conversationId, { ...stored, carries: undefined });
   if (!written) {
     // Another attempt of this same step got there first: its answer is the one that counts.
-    const reloaded = (await deps.conversations.load(conversationId)).messages;
-    const winner = findStep(reloaded, runId, iteration);
+    const reloaded = await deps.conversations.load(conversationId);
+    const winner = findStep(reloaded.messages, runId, iteration);
     if (!winner) throw new StepStateInvalid(`Message ${seq} of ${conversationId} was taken by another step.`);
     return settle(winner, reloaded, input, deps);
   }
-  return settle(stored, [...messages, stored], input, deps);
+  return settle(stored, { ...conversation, messages: [...messages, stored] }, input, deps);
 }
 
 /**
- * Records the step's usage (once, however often this runs) and, when the agent that answers the
- * run has finished, the run's result; then reduces the message to a step result.
+ * Summarizes the turns before a cut and stores the summary (once per cut), so this and every
+ * later request of the conversation starts with it. `undefined` when there is nothing to cut.
+ */
+async function compact(
+  conversation: Conversation,
+  conversationId: string,
+  profile: AgentProfile,
+  model: string,
+  input: InferenceInput,
+  deps: InferenceDeps,
+  policy: ContextPolicy,
+): Promise<Conversation | undefined> {
+  const cut = chooseCut(conversation, policy);
+  const last = conversation.messages.at(-1);
+  if (cut === undefined || !last) return undefined;
+  const response = await deps.model.generate({
+    model,
+    maxTokens: deps.settings.maxTokens,
+    system: profile.system,
+    tools: profile.tools.specs(),
+    messages: summaryRequestMessages(conversation, cut),
+  });
+  const summary = textOf(response.message).trim();
+  if (!summary) throw new ModelResponseEmpty('The model returned no summary when asked to compact the conversation.');
+  const compaction = await deps.conversations.putCompaction(conversationId, {
+    fromSeq: cut,
+    atSeq: last.seq,
+    summary,
+    runId: input.runId,
+    iteration: input.iteration,
+    usage: response.usage,
+    model: response.model,
+  });
+  return { ...conversation, compaction };
+}
+
+/** The compaction, if this very step made it (a retried step finds it stored). */
+function madeBy(compaction: Compaction | undefined, input: InferenceInput): Compaction | undefined {
+  return compaction?.runId === input.runId && compaction.iteration === input.iteration ? compaction : undefined;
+}
+
+/**
+ * Records the step's usage and cost (once, however often this runs) and, when the agent that
+ * answers the run has finished, the run's result; then reduces the message to a step result.
  */
 async function settle(
   message: StoredMessage,
-  messages: StoredMessage[],
+  conversation: Conversation,
   input: InferenceInput,
   deps: InferenceDeps,
 ): Promise<InferenceResult> {
-  const { usage, stopReason } = message.meta;
+  const { usage, stopReason, model } = message.meta;
   const reason = stopReason ?? 'end_turn';
   const finished = (reason === 'end_turn' || reason === 'stop_sequence') && input.agent !== 'architect';
-  const result = finished ? runResult(messages, input.runId, message) : undefined;
-  if (usage) await deps.runs.recordStep(input.runId, input.agent, input.iteration, usage, result);
+  const result = finished ? runResult(conversation.messages, input.runId, message) : undefined;
+  if (usage) {
+    const calls = [{ model: model ?? '', usage }];
+    const summary = madeBy(conversation.compaction, input);
+    if (summary) calls.push(summary);
+    const costs = calls.map((c) => estimateCost(c.model, c.usage));
+    const costUsd = costs.some((c) => c !== undefined) ? costs.reduce<number>((sum, c) => sum + (c ?? 0), 0) : undefined;
+    await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
+      usage: addUsage(calls.map((c) => c.usage)),
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      ...(result ? { result } : {}),
+    });
+  }
   return {
     stopReason: reason,
     toolCalls: reason === 'tool_use' ? toolUses(message).map(({ id, name }) => ({ id, name })) : [],
@@ -307,16 +405,28 @@ function withAppended(conversation: Conversation, planned: PlannedUserMessage): 
         return result;
       })
     : [];
-  return { messages: [...conversation.messages, { seq, role, content: [...results, ...content], meta }], pendingResults: [] };
+  return {
+    ...conversation,
+    messages: [...conversation.messages, { seq, role, content: [...results, ...content], meta }],
+    pendingResults: [],
+  };
+}
+
+function addUsage(usages: Usage[]): Usage {
+  return usages.reduce(
+    (sum, u) => ({
+      inputTokens: sum.inputTokens + u.inputTokens,
+      outputTokens: sum.outputTokens + u.outputTokens,
+      cacheReadInputTokens: sum.cacheReadInputTokens + u.cacheReadInputTokens,
+      cacheCreationInputTokens: sum.cacheCreationInputTokens + u.cacheCreationInputTokens,
+    }),
+    zeroUsage,
+  );
 }
 
 function nextSeq(messages: StoredMessage[]): number {
   const last = messages.at(-1);
   return last ? last.seq + 1 : 0;
-}
-
-function toModelMessage(message: StoredMessage): Message {
-  return { role: message.role, content: message.content };
 }
 
 /**

@@ -41,7 +41,16 @@ export function scriptedReplies(replies: Reply[]): Responder {
     queue.shift() ?? { status: 500, type: 'api_error', message: 'The local script has no reply left for this request.' };
 }
 
-export async function startMessagesApi(respond: Responder, port = 0): Promise<MessagesApi> {
+export interface MessagesApiOptions {
+  /**
+   * Refuse requests estimated (4 characters a token, system and tools included) above this many
+   * tokens, as the API does: 400 `prompt is too long: N tokens > W maximum`.
+   */
+  contextWindowTokens?: number;
+}
+
+/** Starts the local Messages API on loopback (`port` 0 picks a free one). */
+export async function startMessagesApi(respond: Responder, port = 0, options: MessagesApiOptions = {}): Promise<MessagesApi> {
   const requests: WireRequest[] = [];
   const headers: IncomingMessage['headers'][] = [];
   const server: Server = createServer((req, res) => {
@@ -70,6 +79,12 @@ export async function startMessagesApi(respond: Responder, port = 0): Promise<Me
     }
     requests.push(body);
     headers.push(req.headers);
+    const size = estimateTokens(JSON.stringify([body.system, body.tools, body.messages]));
+    if (options.contextWindowTokens !== undefined && size + body.max_tokens > options.contextWindowTokens) {
+      const message = `prompt is too long: ${size} tokens > ${options.contextWindowTokens - body.max_tokens} maximum`;
+      send(res, 400, errorBody('invalid_request_error', message));
+      return;
+    }
     const reply = await respond(body, requests.length - 1);
     if ('drop' in reply) {
       req.socket.destroy();
@@ -107,7 +122,8 @@ function messageBody(request: WireRequest, turn: ScriptedTurn, n: number): Recor
     stop_reason: turn.stopReason ?? (toolUses(turn).length > 0 ? 'tool_use' : 'end_turn'),
     stop_sequence: null,
     usage: {
-      input_tokens: turn.usage?.inputTokens ?? estimateTokens(JSON.stringify(request.messages)),
+      // Like the API: system prompt and tool definitions count as input too.
+      input_tokens: turn.usage?.inputTokens ?? estimateTokens(JSON.stringify([request.system, request.tools, request.messages])),
       output_tokens: turn.usage?.outputTokens ?? estimateTokens(JSON.stringify(turn.content)),
       cache_read_input_tokens: turn.usage?.cacheReadInputTokens ?? 0,
       cache_creation_input_tokens: turn.usage?.cacheCreationInputTokens ?? 0,

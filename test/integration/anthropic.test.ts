@@ -121,10 +121,11 @@ describe('AnthropicProvider over HTTP', () => {
     await expect(provider.generate(request)).rejects.toMatchObject({ name: 'ModelUnavailable' });
   });
 
-  it('raises ContextWindowExceeded when the prompt is too long', async () => {
+  it('raises ContextWindowExceeded when the prompt is too long, with the limit the API named', async () => {
     const server = await serve({ status: 400, type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' });
     await expect(new AnthropicProvider({ apiKey: 'k', baseURL: server.url }).generate(request)).rejects.toMatchObject({
       name: 'ContextWindowExceeded',
+      limitTokens: 200_000,
     });
   });
 

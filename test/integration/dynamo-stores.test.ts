@@ -136,15 +136,16 @@ describe('DynamoSessionLocks', () => {
 });
 
 describe('DynamoRunStore', () => {
-  it('creates a run once and counts each step’s usage once', async () => {
+  it('creates a run once and counts each step’s usage and cost once, in total and per agent', async () => {
     const { runs } = aws.wiring();
     const run = newRun('run-store-1', 'goal');
     expect(await runs.create(run)).toBe(true);
     expect(await runs.create({ ...run, goal: 'other' })).toBe(false);
     const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 2, cacheCreationInputTokens: 1 };
-    await runs.recordStep('run-store-1', 'single', 0, usage);
-    await runs.recordStep('run-store-1', 'single', 0, usage);
-    await runs.recordStep('run-store-1', 'single', 1, usage);
+    await runs.recordStep('run-store-1', 'single', 0, { usage, costUsd: 0.25 });
+    await runs.recordStep('run-store-1', 'single', 0, { usage, costUsd: 0.25 });
+    await runs.recordStep('run-store-1', 'single', 1, { usage, costUsd: 0.25 });
+    await runs.recordStep('run-store-1', 'single', 2, { usage: { ...usage, inputTokens: 1 } });
     await runs.finish('run-store-1', { status: 'succeeded', phase: 'complete', result: { response: 'done', actionsTaken: ['calculator'] } });
 
     const stored = await runs.get('run-store-1');
@@ -153,8 +154,10 @@ describe('DynamoRunStore', () => {
       status: 'succeeded',
       phase: 'complete',
       result: { response: 'done', actionsTaken: ['calculator'] },
-      iterations: { single: 2 },
-      usage: { inputTokens: 20, outputTokens: 10, cacheReadInputTokens: 4, cacheCreationInputTokens: 2 },
+      iterations: { single: 3 },
+      usage: { inputTokens: 21, outputTokens: 15, cacheReadInputTokens: 6, cacheCreationInputTokens: 3 },
+      usageByAgent: { single: { inputTokens: 21, outputTokens: 15, cacheReadInputTokens: 6, cacheCreationInputTokens: 3 } },
+      estimatedCostUsd: 0.5,
       updatedAt: expect.any(String),
     });
   });

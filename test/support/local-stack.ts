@@ -4,7 +4,13 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import type { Run } from '../../functions/core/runs.js';
-import { type MessagesApi, type Reply, type WireRequest, startMessagesApi } from '../../functions/local/messages-api.js';
+import {
+  type MessagesApi,
+  type MessagesApiOptions,
+  type Reply,
+  type WireRequest,
+  startMessagesApi,
+} from '../../functions/local/messages-api.js';
 import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../functions/local/stack.js';
 
 /** Scripts keyed by a tag that the run's goal carries as `[[tag]]`, so runs can proceed at once. */
@@ -54,14 +60,18 @@ export interface StackFixture {
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
 }
 
-export function useLocalStack(env: Record<string, string> = {}, options: Pick<LocalStackOptions, 'wrapHandler' | 'stackProps'> = {}): StackFixture {
+export function useLocalStack(
+  env: Record<string, string> = {},
+  options: Pick<LocalStackOptions, 'wrapHandler' | 'stackProps'> & { messagesApi?: MessagesApiOptions } = {},
+): StackFixture {
   const fixture = { book: new ScriptBook() } as StackFixture;
   beforeAll(async () => {
-    fixture.messages = await startMessagesApi(fixture.book.respond);
+    const { messagesApi, ...stackOptions } = options;
+    fixture.messages = await startMessagesApi(fixture.book.respond, 0, messagesApi);
     fixture.stack = await startLocalStack({
       port: 0,
       retryIntervalMs: 5,
-      ...options,
+      ...stackOptions,
       env: {
         STEPWISE_PROVIDER: 'anthropic',
         ANTHROPIC_API_KEY: 'test-key',

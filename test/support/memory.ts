@@ -2,6 +2,7 @@
  * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
+import type { Compaction } from '../../functions/core/compaction.js';
 import {
   type Conversation,
   type ConversationRecord,
@@ -12,9 +13,9 @@ import {
   seqKey,
 } from '../../functions/core/conversation.js';
 import type { AgentName } from '../../functions/core/conversation.js';
-import type { ToolResultBlock, Usage } from '../../functions/core/messages.js';
+import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
-import type { Run, RunResult, RunStore } from '../../functions/core/runs.js';
+import type { Run, RunStore, StepOutcome } from '../../functions/core/runs.js';
 import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
 
 export class MemoryConversationStore implements ConversationStore {
@@ -68,6 +69,16 @@ export class MemoryConversationStore implements ConversationStore {
     return result;
   }
 
+  async putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction> {
+    const key = `c#${seqKey(compaction.fromSeq)}`;
+    const p = this.partition(conversationId);
+    const existing = p.get(key);
+    if (existing?.kind === 'compaction') return structuredClone(existing.compaction);
+    this.writes++;
+    p.set(key, { kind: 'compaction', compaction: structuredClone(compaction) });
+    return compaction;
+  }
+
   /** How many items a conversation holds. */
   count(conversationId: string): number {
     return this.partition(conversationId).size;
@@ -89,14 +100,20 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, usage: Usage, result?: RunResult): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result }: StepOutcome): Promise<void> {
     const run = this.runs.get(runId);
     const step = `${runId}/${agent}#${iteration}`;
     if (!run || this.counted.has(step)) return;
     this.counted.add(step);
     run.iterations[agent] = iteration + 1;
     if (result) run.result = result;
-    for (const k of Object.keys(usage) as (keyof Usage)[]) run.usage[k] += usage[k];
+    const byAgent = (run.usageByAgent ??= {});
+    const mine = (byAgent[agent] ??= { ...zeroUsage });
+    for (const k of Object.keys(usage) as (keyof Usage)[]) {
+      run.usage[k] += usage[k];
+      mine[k] += usage[k];
+    }
+    run.estimatedCostUsd = (run.estimatedCostUsd ?? 0) + (costUsd ?? 0);
   }
 
   async cancel(runId: string): Promise<boolean> {

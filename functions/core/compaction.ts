@@ -1,0 +1,144 @@
+/**
+ * Keeping a conversation inside the model's context window.
+ *
+ * Every message stays in memory; what the model is sent can start later. When the conversation
+ * nears the window, the older turns are summarized by the model and the request becomes the
+ * summary (as the first user message) followed by the newer turns verbatim. The cut is always
+ * placed at an assistant message that follows a user message, so every `tool_use` sent keeps
+ * its `tool_result` and the roles still alternate (invariant 6).
+ *
+ * The summary is stored once per cut and reused by every later step, so the requests stay
+ * byte-stable between compactions and prompt caching keeps hitting (invariant 4).
+ */
+import { z } from 'zod';
+import type { Conversation, StoredMessage } from './conversation.js';
+import { type Message, Usage, textBlock } from './messages.js';
+
+/** A stored summary of the messages before `fromSeq`. */
+export const Compaction = z.object({
+  /** The first message sent verbatim after the summary. */
+  fromSeq: z.number().int().positive(),
+  /** The conversation's last message when the summary was made. */
+  atSeq: z.number().int().nonnegative(),
+  summary: z.string().min(1),
+  /** The step that made it, so its model usage is counted with that step. */
+  runId: z.string(),
+  iteration: z.number().int().nonnegative(),
+  usage: Usage,
+  model: z.string(),
+});
+export type Compaction = z.infer<typeof Compaction>;
+
+export const ContextPolicy = z.object({
+  /** The model's context window in tokens. */
+  windowTokens: z.number().int().positive(),
+  /** Compact when the conversation is estimated to fill more than this share of the window. */
+  compactAt: z.number().positive().max(1),
+  /** After compacting, keep about this share of the window as recent turns, verbatim. */
+  keepShare: z.number().positive().max(1),
+});
+export type ContextPolicy = z.infer<typeof ContextPolicy>;
+
+/** Claude's standard 200K window; compaction starts at 80%, keeping a quarter of the window verbatim. */
+export const defaultContextPolicy: ContextPolicy = { windowTokens: 200_000, compactAt: 0.8, keepShare: 0.25 };
+
+/** A rough token count (about four characters a token), for content the model has not yet counted. */
+export function roughTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}
+
+const summaryHeading =
+  'Summary of the earlier part of this conversation (the older turns were condensed to fit the context window; ' +
+  'the full transcript is kept):';
+
+/** What the model is sent: the summary, if any, then every message from the cut on. */
+export function modelMessages(conversation: Conversation): Message[] {
+  const { compaction } = conversation;
+  const kept = compaction ? conversation.messages.filter((m) => m.seq >= compaction.fromSeq) : conversation.messages;
+  const messages = kept.map(({ role, content }) => ({ role, content }));
+  return compaction ? [summaryMessage(compaction), ...messages] : messages;
+}
+
+function summaryMessage(compaction: Compaction): Message {
+  return { role: 'user', content: [textBlock(`${summaryHeading}\n\n${compaction.summary}`)] };
+}
+
+/**
+ * The conversation's size in tokens as the model last counted it (the newest answer's input and
+ * output), plus a rough count of what was added since. Unknown right after a compaction, until
+ * the model has counted the shortened conversation.
+ */
+export function estimatedTokens(conversation: Conversation): number | undefined {
+  const { messages, compaction } = conversation;
+  const index = messages.findLastIndex((m) => m.role === 'assistant' && m.meta.usage !== undefined);
+  const counted = messages[index];
+  if (!counted?.meta.usage || (compaction && counted.seq <= compaction.atSeq)) return undefined;
+  const { inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens } = counted.meta.usage;
+  const since = messages.slice(index + 1).reduce((sum, m) => sum + roughTokens(JSON.stringify(m.content)), 0);
+  return inputTokens + cacheReadInputTokens + cacheCreationInputTokens + outputTokens + since;
+}
+
+/**
+ * Whether the next request should be compacted first: past the share of the window, or too close
+ * to its end to leave room for an answer of `maxTokens` (the API refuses prompt + max_tokens
+ * over the window).
+ */
+export function needsCompaction(conversation: Conversation, policy: ContextPolicy, maxTokens = 0): boolean {
+  const tokens = estimatedTokens(conversation);
+  if (tokens === undefined) return false;
+  return tokens > policy.compactAt * policy.windowTokens || tokens + maxTokens > policy.windowTokens;
+}
+
+/**
+ * The policy to cut by once the model has refused the conversation as too long: the window it
+ * named, or else the conversation's own rough size, whichever tells more than the configuration.
+ */
+export function refusedPolicy(conversation: Conversation, policy: ContextPolicy, limitTokens?: number): ContextPolicy {
+  const size = conversation.messages.reduce((sum, m) => sum + roughTokens(JSON.stringify(m.content)), 0);
+  const window = Math.min(policy.windowTokens, limitTokens ?? size);
+  return { ...policy, windowTokens: Math.max(1, window) };
+}
+
+/**
+ * Where to cut: the earliest assistant message (after a user message, and after the current
+ * cut) from which the rest of the conversation fits the share of the window kept verbatim; the
+ * latest such message when none does. `undefined` when there is nothing older to summarize.
+ */
+export function chooseCut(conversation: Conversation, policy: ContextPolicy): number | undefined {
+  const { messages, compaction } = conversation;
+  const floor = compaction?.fromSeq ?? 0;
+  const candidates = messages.flatMap((m, i) =>
+    m.role === 'assistant' && m.seq > floor && messages[i - 1]?.role === 'user' ? [i] : [],
+  );
+  if (candidates.length === 0) return undefined;
+  const budget = policy.keepShare * policy.windowTokens;
+  const tail = suffixTokens(messages);
+  const fitting = candidates.find((i) => (tail[i] ?? 0) <= budget);
+  return messages[fitting ?? (candidates.at(-1) as number)]?.seq;
+}
+
+function suffixTokens(messages: StoredMessage[]): number[] {
+  const sums: number[] = new Array<number>(messages.length + 1).fill(0);
+  for (let i = messages.length - 1; i >= 0; i--) {
+    sums[i] = (sums[i + 1] ?? 0) + roughTokens(JSON.stringify((messages[i] as StoredMessage).content));
+  }
+  return sums;
+}
+
+export const summaryInstruction =
+  'The conversation is about to exceed the context window. Write a summary of the conversation so far that ' +
+  'lets you carry on the task without it: the goal and any plan word for word; decisions made and why; ' +
+  'files read, written or edited, with the facts about them you still need; tool results that matter; ' +
+  'what is done and what remains. Reply with the summary only, in plain text. Do not call any tool.';
+
+/**
+ * The request that asks for a summary of the messages before `cut`: the same prefix the model
+ * has been sent (so the cached prefix is reused), with the instruction added to its last user
+ * message.
+ */
+export function summaryRequestMessages(conversation: Conversation, cut: number): Message[] {
+  const before = modelMessages({ ...conversation, messages: conversation.messages.filter((m) => m.seq < cut) });
+  const last = before.at(-1);
+  if (last?.role !== 'user') return [...before, { role: 'user', content: [textBlock(summaryInstruction)] }];
+  return [...before.slice(0, -1), { role: 'user', content: [...last.content, textBlock(summaryInstruction)] }];
+}
