@@ -5,10 +5,14 @@
  *   pk = conv#<conversationId>
  *   sk = m#<seq>                    a message
  *   sk = m#<seq>#r#<index>          the result of call <index> of message <seq>
- *   sk = c#<seq>                    a summary of the messages before <seq> (compaction)
+ *   sk = m#<seq>#s                  a summary of the older messages, made when <seq> was the last
  *
  * Every write is conditional on the item not existing, so a retried step cannot duplicate or
  * overwrite. Bodies over `inlineLimitBytes` live in S3 and the item holds the key.
+ *
+ * Because items are written once and never change, a warm Lambda keeps the conversations it
+ * has read and asks DynamoDB only for what follows its last message: a step reads the new
+ * messages, not the whole history again.
  */
 import {
   type DynamoDBDocumentClient,
@@ -57,13 +61,21 @@ type MessageItem = z.infer<typeof MessageItem>;
 const ResultItem = ItemBase.extend({ seq: z.number(), index: z.number() });
 
 const resultMarker = '#r#';
-const compactionPrefix = 'c#';
+/** Sorts after a message's results and before the next message. */
+const compactionMarker = '#s';
 
 export interface DynamoConversationOptions {
   doc: DynamoDBDocumentClient;
   table: string;
   blobs: BlobStore;
   inlineLimitBytes?: number;
+  /** How many conversations to keep read in memory between calls. @default 16 */
+  cachedConversations?: number;
+}
+
+/** A conversation's records read so far, in key order. */
+interface Cached {
+  records: { sk: string; record: ConversationRecord }[];
 }
 
 export class DynamoConversationStore implements ConversationStore {
@@ -71,18 +83,28 @@ export class DynamoConversationStore implements ConversationStore {
   private readonly table: string;
   private readonly blobs: BlobStore;
   private readonly inlineLimit: number;
+  private readonly cache = new Map<string, Cached>();
+  private readonly cacheSize: number;
 
   constructor(options: DynamoConversationOptions) {
     this.doc = options.doc;
     this.table = options.table;
     this.blobs = options.blobs;
     this.inlineLimit = options.inlineLimitBytes ?? defaultInlineLimitBytes;
+    this.cacheSize = options.cachedConversations ?? 16;
   }
 
   async load(conversationId: string): Promise<Conversation> {
-    // 'c#' sorts before 'm#': summaries and messages come back in one paginated Query.
-    const items = await this.query(conversationId, 'c#', 'm#~');
-    return assembleConversation(toRecords(await this.withBodies(items)));
+    const cached = this.cache.get(conversationId);
+    this.cache.delete(conversationId);
+    // Read again from the last message known: its results may have been written since.
+    const from = cached?.records.findLast(({ record }) => record.kind === 'message')?.sk ?? 'm#';
+    const kept = cached?.records.filter(({ sk }) => sk < from) ?? [];
+    const fresh = await this.withBodies(await this.query(conversationId, from, 'm#~'));
+    const records = [...kept, ...fresh.map((entry) => ({ sk: entry.item.sk, record: toRecord(entry) }))];
+    this.cache.set(conversationId, { records });
+    if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
+    return assembleConversation(records.map(({ record }) => record));
   }
 
   async loadTurn(conversationId: string, seq: number): Promise<Turn | undefined> {
@@ -136,7 +158,7 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   async putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction> {
-    const sk = `${compactionPrefix}${seqKey(compaction.fromSeq)}`;
+    const sk = `m#${seqKey(compaction.atSeq)}${compactionMarker}`;
     const item = { pk: pkOf(conversationId), sk, ...(await this.body(conversationId, sk, JSON.stringify(compaction))) };
     if (await this.putNew(item)) return compaction;
     const existing = await guard('Reading a summary', () =>
@@ -216,23 +238,21 @@ function toMessage(item: MessageItem, content: ContentBlock[]): StoredMessage {
   return { seq: item.seq, role: item.role, content, meta: item.meta };
 }
 
-/** The records of a conversation's items, in key order, for `assembleConversation`. */
-function toRecords(items: { item: ItemBase; body: string }[]): ConversationRecord[] {
-  return items.map(({ item, body }): ConversationRecord => {
-    if (item.sk.startsWith(compactionPrefix)) return { kind: 'compaction', compaction: Compaction.parse(JSON.parse(body)) };
-    if (item.sk.includes(resultMarker)) {
-      const { seq, index } = ResultItem.parse(item);
-      return { kind: 'result', seq, index, result: ToolResultBlock.parse(JSON.parse(body)) };
-    }
-    const message = MessageItem.parse(item);
-    return {
-      kind: 'message',
-      seq: message.seq,
-      role: message.role,
-      meta: message.meta,
-      content: parseBlocks(body),
-      carries:
-        message.carriesSeq === undefined ? undefined : { seq: message.carriesSeq, count: message.carriesCount ?? 0 },
-    };
-  });
+/** The record an item holds, for `assembleConversation`. */
+function toRecord({ item, body }: { item: ItemBase; body: string }): ConversationRecord {
+  if (item.sk.endsWith(compactionMarker)) return { kind: 'compaction', compaction: Compaction.parse(JSON.parse(body)) };
+  if (item.sk.includes(resultMarker)) {
+    const { seq, index } = ResultItem.parse(item);
+    return { kind: 'result', seq, index, result: ToolResultBlock.parse(JSON.parse(body)) };
+  }
+  const message = MessageItem.parse(item);
+  return {
+    kind: 'message',
+    seq: message.seq,
+    role: message.role,
+    meta: message.meta,
+    content: parseBlocks(body),
+    carries:
+      message.carriesSeq === undefined ? undefined : { seq: message.carriesSeq, count: message.carriesCount ?? 0 },
+  };
 }

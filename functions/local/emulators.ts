@@ -15,10 +15,17 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import { localCredentials } from '../adapters/wiring.js';
 
-/** DynamoDB requests by operation and bytes each way, as the emulator saw them (the bench). */
+/** Requests by operation (DynamoDB, S3) and DynamoDB bytes each way, as the emulators saw them (the bench). */
 export interface RequestCounter {
   reset(): void;
-  snapshot(): { dynamo: Record<string, number>; dynamoBytesIn: number; dynamoBytesOut: number };
+  snapshot(): Promise<RequestCounts>;
+}
+
+export interface RequestCounts {
+  dynamo: Record<string, number>;
+  dynamoBytesIn: number;
+  dynamoBytesOut: number;
+  s3: Record<string, number>;
 }
 
 export interface Emulators {
@@ -79,8 +86,9 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
         counts.dynamo = {};
         counts.dynamoBytesIn = 0;
         counts.dynamoBytesOut = 0;
+        s3.send('reset');
       },
-      snapshot: () => structuredClone(counts),
+      snapshot: async () => ({ ...structuredClone(counts), s3: await s3.counts() }),
     },
     async stop() {
       await s3.stop();
@@ -91,13 +99,18 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
 }
 
 /** Starts `s3-server.mjs` in a child process and waits for the port it reports. */
-async function startS3Process(directory: string, port: number): Promise<{ port: number; stop(): Promise<void> }> {
+async function startS3Process(
+  directory: string,
+  port: number,
+): Promise<{ port: number; send(message: string): void; counts(): Promise<Record<string, number>>; stop(): Promise<void> }> {
   mkdirSync(directory, { recursive: true });
   const script = fileURLToPath(new URL('./s3-server.mjs', import.meta.url));
   const child = spawn(process.execPath, ['--openssl-legacy-provider', script, directory, String(port)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   });
+  child.channel?.unref();
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  if (!child.stdout) throw new Error('The S3 emulator process has no stdout.');
   const lines = createInterface({ input: child.stdout });
   const first = await new Promise<string>((resolve, reject) => {
     lines.once('line', resolve);
@@ -107,6 +120,12 @@ async function startS3Process(directory: string, port: number): Promise<{ port: 
   const { port: bound } = JSON.parse(first) as { port: number };
   return {
     port: bound,
+    send: (message) => child.send(message),
+    counts: () =>
+      new Promise((resolve) => {
+        child.once('message', (reply: { snapshot: Record<string, number> }) => resolve(reply.snapshot));
+        child.send('snapshot');
+      }),
     async stop() {
       child.kill('SIGTERM');
       await exited;

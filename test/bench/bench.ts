@@ -12,8 +12,9 @@ import { toWire } from '../../functions/adapters/anthropic.js';
 import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
 import type { ScriptedModel } from '../../functions/adapters/scripted.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
+import { pricesOf } from '../../functions/core/prices.js';
 import type { LocalHandler } from '../../functions/local/runtime.js';
-import type { RequestCounter } from '../../functions/local/emulators.js';
+import type { RequestCounts } from '../../functions/local/emulators.js';
 import { startLocalStack } from '../../functions/local/stack.js';
 import { wire } from '../../functions/adapters/wiring.js';
 import { memoryCore } from '../support/agents.js';
@@ -29,9 +30,9 @@ interface Prices {
   dynamoPerReadRequest: number;
   s3PerPut: number;
   s3PerGet: number;
-  claude: { inputPerMTok: number; outputPerMTok: number; cacheReadPerMTok: number; cacheWritePerMTok: number };
 }
 
+const benchModel = 'claude-sonnet-4-5';
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
@@ -51,7 +52,7 @@ interface RunFigures {
   gaps: number[];
   transitions: number;
   invocations: number;
-  stats: ReturnType<RequestCounter['snapshot']>;
+  stats: RequestCounts;
 }
 
 const growthLengths = [10, 100, 1000];
@@ -90,7 +91,7 @@ async function measure(iterations: number) {
       gaps: starts.slice(1).map((t, i) => t - (starts[i] ?? t)),
       transitions: executions.reduce((n, e) => n + e.transitions, 0),
       invocations,
-      stats: stack.requestCounter.snapshot(),
+      stats: await stack.requestCounter.snapshot(),
     };
   };
   try {
@@ -126,15 +127,20 @@ async function cacheShare(steps: number) {
   };
   const bodies = model.requests.map(partsOf);
   const shares: number[] = [];
-  for (let i = 1; i < bodies.length; i++) {
+  // Input tokens (4 characters a token) read from the cache, written to it, and in all.
+  const tokens = { read: 0, written: 0, total: 0 };
+  for (let i = 0; i < bodies.length; i++) {
     const body = bodies[i] ?? [];
-    const previous = bodies[i - 1] ?? [];
+    const previous = i > 0 ? (bodies[i - 1] ?? []) : [];
     let shared = 0;
     for (let k = 0; k < previous.length && previous[k] === body[k]; k++) shared += previous[k]?.length ?? 0;
     const total = body.reduce((n, part) => n + part.length, 0);
-    shares.push(shared / total);
+    if (i > 0) shares.push(shared / total);
+    tokens.read += shared / 4;
+    tokens.written += (total - shared) / 4;
+    tokens.total += total / 4;
   }
-  return { shares, requests: model.requests.length };
+  return { shares, requests: model.requests.length, tokens };
 }
 
 async function bundles() {
@@ -186,34 +192,49 @@ console.log(row(['Lambda invocations', '', '', perIteration(loop.invocations)]))
 for (const [op, n] of Object.entries(loop.stats.dynamo)) console.log(row([`DynamoDB ${op}`, '', '', perIteration(n)]));
 console.log(row(['DynamoDB bytes read (responses)', '', '', perIteration(loop.stats.dynamoBytesOut)]));
 console.log(row(['DynamoDB bytes written (requests)', '', '', perIteration(loop.stats.dynamoBytesIn)]));
+for (const [op, n] of Object.entries(loop.stats.s3)) console.log(row([`S3 ${op}`, '', '', perIteration(n)]));
 
 console.log(`\n## Growth with history (${growthIterations} iterations on a session that already holds N messages)\n`);
-console.log(row(['messages before', 'median ms / iteration', 'DynamoDB requests / iteration', 'DynamoDB KiB read / iteration']));
-console.log(row(['---', '---', '---', '---']));
+console.log(row(['messages before', 'median ms / iteration', 'DynamoDB requests / iteration', 'DynamoDB KiB read / iteration', 'S3 requests / iteration']));
+console.log(row(['---', '---', '---', '---', '---']));
 for (const g of growth) {
   const requests = Object.values(g.stats.dynamo).reduce((a, b) => a + b, 0);
-  console.log(row([g.history, median(g.gaps).toFixed(1), perIteration(requests, g), (g.stats.dynamoBytesOut / 1024 / Math.max(1, g.iterations)).toFixed(1)]));
+  const s3Requests = Object.values(g.stats.s3).reduce((a, b) => a + b, 0);
+  console.log(row([g.history, median(g.gaps).toFixed(1), perIteration(requests, g), (g.stats.dynamoBytesOut / 1024 / Math.max(1, g.iterations)).toFixed(1), perIteration(s3Requests, g)]));
 }
 
 const dynamoReads = (loop.stats.dynamo.GetItem ?? 0) + (loop.stats.dynamo.Query ?? 0);
 const dynamoWrites = (loop.stats.dynamo.PutItem ?? 0) + (loop.stats.dynamo.UpdateItem ?? 0);
 const per1000 = 1000 / Math.max(1, loop.iterations);
 const gbSeconds = (median(loop.gaps) / 1000) * 0.5 * loop.invocations;
+const s3Gets = (loop.stats.s3.GetObject ?? 0) + (loop.stats.s3.HeadObject ?? 0);
+const s3Puts = Object.values(loop.stats.s3).reduce((a, b) => a + b, 0) - s3Gets;
 const cost = {
   transitions: loop.transitions * per1000 * prices.stepFunctionsPerTransition,
   lambda: loop.invocations * per1000 * prices.lambdaPerRequest + gbSeconds * per1000 * prices.lambdaPerGbSecondArm,
   dynamo: dynamoReads * per1000 * prices.dynamoPerReadRequest + dynamoWrites * per1000 * prices.dynamoPerWriteRequest,
+  s3: s3Gets * per1000 * prices.s3PerGet + s3Puts * per1000 * prices.s3PerPut,
 };
 console.log(`\n## AWS cost per 1,000 iterations, model excluded (prices: test/bench/prices.json)\n`);
-console.log(row(['Step Functions', 'Lambda', 'DynamoDB', 'total']));
-console.log(row(['---', '---', '---', '---']));
-console.log(row([`$${cost.transitions.toFixed(4)}`, `$${cost.lambda.toFixed(4)}`, `$${cost.dynamo.toFixed(4)}`, `$${(cost.transitions + cost.lambda + cost.dynamo).toFixed(4)}`]));
+console.log(row(['Step Functions', 'Lambda', 'DynamoDB', 'S3', 'total']));
+console.log(row(['---', '---', '---', '---', '---']));
+const total = cost.transitions + cost.lambda + cost.dynamo + cost.s3;
+console.log(row([`$${cost.transitions.toFixed(4)}`, `$${cost.lambda.toFixed(4)}`, `$${cost.dynamo.toFixed(4)}`, `$${cost.s3.toFixed(4)}`, `$${total.toFixed(4)}`]));
 
 const cache = await cacheShare(30);
 console.log(`\n## Prompt cache over ${cache.requests} requests\n`);
 console.log(row(['share of each request byte-identical to the previous cached prefix', 'median', 'min']));
 console.log(row(['---', '---', '---']));
 console.log(row(['', `${(median(cache.shares) * 100).toFixed(1)}%`, `${(Math.min(...cache.shares) * 100).toFixed(1)}%`]));
+const sonnet = pricesOf(benchModel);
+if (sonnet) {
+  const withCache = (cache.tokens.read * sonnet.cacheReadPerMTok + cache.tokens.written * sonnet.cacheWritePerMTok) / 1e6;
+  const without = (cache.tokens.total * sonnet.inputPerMTok) / 1e6;
+  console.log(`\nInput tokens of those ${cache.requests} requests at ${benchModel} list prices (functions/core/prices.ts):\n`);
+  console.log(row(['input tokens', 'cost with caching', 'cost without', 'saved']));
+  console.log(row(['---', '---', '---', '---']));
+  console.log(row([Math.round(cache.tokens.total), `$${withCache.toFixed(4)}`, `$${without.toFixed(4)}`, `${((1 - withCache / without) * 100).toFixed(0)}%`]));
+}
 
 console.log('\n## Lambda bundles\n');
 console.log(row(['function', 'bundle', 'cold module load (median of 10, minus bare node)']));

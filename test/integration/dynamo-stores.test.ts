@@ -58,6 +58,52 @@ describe('DynamoConversationStore', () => {
     expect(await rawItems(id)).toHaveLength(1);
   });
 
+  it('reads only what follows the last message it knows, and sees what other writers added', async () => {
+    const reader = aws.wiring().conversations; // a warm Lambda
+    const writer = aws.wiring().conversations; // another one, writing
+    const id = freshId();
+    const step = fc.oneof(fc.constant('append' as const), fc.constant('results' as const), fc.constant('summary' as const), fc.constant('load' as const));
+    await fc.assert(
+      fc.asyncProperty(fc.array(step, { minLength: 1, maxLength: 12 }), async (steps) => {
+        const conversationId = `${id}-${counter++}`;
+        let seq = 0;
+        for (const kind of steps) {
+          const last = (await writer.load(conversationId)).messages.at(-1);
+          if (kind === 'append') {
+            const role = last?.role === 'user' ? 'assistant' : 'user';
+            const content: ContentBlock[] =
+              role === 'assistant' ? [{ type: 'tool_use', id: `toolu_${seq}`, name: 'calculator', input: {} }] : [{ type: 'text', text: `m${seq}` }];
+            await writer.append(conversationId, { seq, role, content, meta });
+            seq++;
+          } else if (kind === 'results' && last?.role === 'assistant') {
+            await writer.putResult(conversationId, last.seq, 0, toolResult(`toolu_${last.seq}`, 'ok'));
+          } else if (kind === 'summary' && last) {
+            const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+            await writer.putCompaction(conversationId, { fromSeq: Math.max(1, last.seq), atSeq: last.seq, summary: `s${last.seq}`, runId: 'r', iteration: 0, usage, model: 'm' });
+          } else {
+            await reader.load(conversationId);
+          }
+        }
+        expect(await reader.load(conversationId)).toEqual(await aws.wiring().conversations.load(conversationId));
+      }),
+      { numRuns: 40 },
+    );
+
+    const long = freshId();
+    for (let seq = 0; seq < 60; seq++) {
+      await writer.append(long, { seq, role: seq % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `message ${seq} ${'x'.repeat(500)}` }], meta });
+    }
+    aws.emulators.requests.reset();
+    await reader.load(long);
+    const whole = (await aws.emulators.requests.snapshot()).dynamoBytesOut;
+    await writer.append(long, { seq: 60, role: 'user', content: [{ type: 'text', text: 'one more' }], meta });
+    aws.emulators.requests.reset();
+    expect((await reader.load(long)).messages).toHaveLength(61);
+    const again = await aws.emulators.requests.snapshot();
+    expect(again.dynamo).toEqual({ Query: 1 });
+    expect(again.dynamoBytesOut).toBeLessThan(whole / 20);
+  });
+
   it('splices stored results into the message that carries them, in call order', async () => {
     const { conversations } = aws.wiring();
     const id = freshId();

@@ -70,7 +70,7 @@ export class MemoryConversationStore implements ConversationStore {
   }
 
   async putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction> {
-    const key = `c#${seqKey(compaction.fromSeq)}`;
+    const key = `m#${seqKey(compaction.atSeq)}#s`;
     const p = this.partition(conversationId);
     const existing = p.get(key);
     if (existing?.kind === 'compaction') return structuredClone(existing.compaction);
