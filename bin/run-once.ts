@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { modelFrom } from '../functions/adapters/wiring-model.js';
 import { wire } from '../functions/adapters/wiring.js';
 import { runAgentLoop } from '../functions/core/loop.js';
 import { zeroUsage } from '../functions/core/messages.js';
@@ -39,7 +40,7 @@ try {
     STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
     ...(values.script ? { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: resolve(values.script) } : {}),
   };
-  const wiring = wire(env);
+  const wiring = wire(env, { model: modelFrom });
   const runId = randomUUID();
   const now = new Date().toISOString();
   await wiring.runs.create({

@@ -2,28 +2,18 @@
  * Builds the adapters from validated environment variables: done once, when a Lambda module or
  * the local runtime loads (STYLE.md habit 7). A missing variable fails fast, naming it.
  */
-import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { SFNClient } from '@aws-sdk/client-sfn';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { STSClient } from '@aws-sdk/client-sts';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
-import type { DeadLetters, IntakeDeps } from '../core/intake.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
-import { AnthropicProvider } from './anthropic.js';
 import { BlobStore } from './blobs.js';
 import { DynamoConversationStore } from './dynamo-conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from './dynamo-intake.js';
 import { DynamoRunStore } from './dynamo-runs.js';
 import { S3Workspace } from './s3-workspace.js';
-import { ScopedCredentials, partitionOf } from './scoped-credentials.js';
-import { SfnRunStarter } from './sfn-starter.js';
-import { SqsDeadLetters } from './sqs-dead-letters.js';
-import { ScriptedModel } from './scripted.js';
 
 export const Env = z.object({
   STEPWISE_TABLE: z.string().min(1),
@@ -74,7 +64,7 @@ export function readEnv(source: Record<string, string | undefined>): Env {
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
 /** Few SDK attempts: the state machine's `Retry` is the outer loop (STYLE.md habit 13). */
-const sdkAttempts = 3;
+export const sdkAttempts = 3;
 
 export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
   const local = env.STEPWISE_DYNAMODB_ENDPOINT !== undefined || env.STEPWISE_S3_ENDPOINT !== undefined;
@@ -116,7 +106,17 @@ export interface Wiring {
   sessions: DynamoSessionLocks;
 }
 
-export function wire(source: Record<string, string | undefined>, overrides: { model?: ModelProvider } = {}): Wiring {
+/**
+ * The parts only some functions need, passed in by them so each Lambda bundle carries only the
+ * SDKs it uses: the model (inference) and per-run scoped workspaces (tools).
+ */
+export interface WireParts {
+  model?: ModelProvider | ((env: Env) => ModelProvider);
+  workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
+}
+
+/** The adapters every function shares, plus the parts it asks for. */
+export function wire(source: Record<string, string | undefined>, parts: WireParts = {}): Wiring {
   const env = readEnv(source);
   const { dynamo, s3 } = awsClients(env);
   const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
@@ -130,112 +130,21 @@ export function wire(source: Record<string, string | undefined>, overrides: { mo
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
-    model: overrides.model ?? modelFrom(env),
+    model:
+      typeof parts.model === 'function'
+        ? parts.model(env)
+        : (parts.model ?? { generate: () => Promise.reject(new ModelNotConfigured('This function is not wired to call the model.')) }),
     settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
     context: {
       ...defaultContextPolicy,
       windowTokens: env.STEPWISE_CONTEXT_WINDOW_TOKENS,
       compactAt: env.STEPWISE_COMPACT_AT,
     },
-    workspaceFor: workspaces(env, s3),
+    workspaceFor: (parts.workspaces ?? plainWorkspaces)(env, s3),
   };
 }
 
-/**
- * Workspaces for runs: with a workspace role, each run's S3 client uses credentials narrowed to
- * that run's prefix (invariant 7); locally, the one client.
- */
-function workspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
-  const roleArn = env.STEPWISE_WORKSPACE_ROLE_ARN;
-  if (!roleArn) return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
-  const scoped = new ScopedCredentials(
-    new STSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }),
-    roleArn,
-    env.STEPWISE_BUCKET,
-    () => new Date(),
-    partitionOf(env.AWS_REGION),
-  );
-  const clients = new Map<string, S3Client>();
-  return (runId) => {
-    let client = clients.get(runId);
-    if (!client) {
-      client = new S3Client({ region: env.AWS_REGION, maxAttempts: sdkAttempts, credentials: scoped.forRun(runId) });
-      clients.set(runId, client);
-      if (clients.size > 50) {
-        const [oldest] = clients.keys();
-        if (oldest) {
-          clients.get(oldest)?.destroy();
-          clients.delete(oldest);
-        }
-      }
-    }
-    return new S3Workspace(client, env.STEPWISE_BUCKET, runId);
-  };
-}
-
-/** The configured provider. A missing key is reported when the model is first called, on the run. */
-export function modelFrom(env: Env): ModelProvider {
-  switch (env.STEPWISE_PROVIDER) {
-    case 'scripted':
-      if (!env.STEPWISE_SCRIPT) return unconfigured('STEPWISE_PROVIDER=scripted needs STEPWISE_SCRIPT, the path of a JSON script of turns.');
-      return ScriptedModel.fromFile(env.STEPWISE_SCRIPT);
-    case 'anthropic':
-      if (env.ANTHROPIC_API_KEY_SECRET_ARN) {
-        const secretArn = env.ANTHROPIC_API_KEY_SECRET_ARN;
-        return new AnthropicProvider({
-          apiKey: () => readSecret(secretArn),
-          ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
-          timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
-          maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
-        });
-      }
-      if (!env.ANTHROPIC_API_KEY) {
-        return unconfigured('No Anthropic API key: set ANTHROPIC_API_KEY, or STEPWISE_PROVIDER=scripted with STEPWISE_SCRIPT for offline runs.');
-      }
-      return new AnthropicProvider({
-        apiKey: env.ANTHROPIC_API_KEY,
-        ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
-        timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
-        maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
-      });
-  }
-}
-
-/** A secret's string value, cached by Powertools for the Lambda's lifetime (refreshed hourly). */
-async function readSecret(secretArn: string): Promise<string> {
-  const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-  const value = await getSecret(secretArn, { maxAge: 3600 });
-  if (typeof value !== 'string' || !value.trim()) throw new ModelNotConfigured(`The secret ${secretArn} holds no API key.`);
-  return value.trim();
-}
-
-function unconfigured(message: string): ModelProvider {
-  return {
-    generate: () => Promise.reject(new ModelNotConfigured(message)),
-  };
-}
-
-/** The intake's dependencies: run creation and the orchestrator's starter. */
-export function intakeWiring(wiring: Wiring): IntakeDeps {
-  const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
-  if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
-  const local = wiring.env.STEPWISE_SFN_ENDPOINT;
-  const sfn = new SFNClient({
-    region: wiring.env.AWS_REGION,
-    maxAttempts: sdkAttempts,
-    ...(local ? { endpoint: local, credentials: localCredentials } : {}),
-  });
-  return {
-    runs: wiring.runs,
-    starter: new SfnRunStarter(sfn, arn),
-    newId: randomUUID,
-    idempotency: wiring.idempotency,
-    sessions: wiring.sessions,
-  };
-}
-
-/** The dead letters of the event intake. */
-export function deadLettersFrom(env: Env): DeadLetters {
-  if (!env.STEPWISE_DEAD_LETTER_URL) throw new Error('Stepwise is misconfigured: STEPWISE_DEAD_LETTER_URL is not set.');
-  return new SqsDeadLetters(new SQSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }), env.STEPWISE_DEAD_LETTER_URL);
+/** Workspaces on the function's own S3 client: local runs, and functions that only read. */
+export function plainWorkspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
+  return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
 }

@@ -1,6 +1,7 @@
 /** Lambda: the HTTP API behind API Gateway, the same Hono app `npm run dev` serves. */
 import { handle } from 'hono/aws-lambda';
-import { intakeWiring, wire } from '../adapters/wiring.js';
+import { intakeWiring } from '../adapters/wiring-intake.js';
+import { wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
 
 const wiring = wire(process.env);

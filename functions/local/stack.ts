@@ -6,7 +6,8 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serve } from '@hono/node-server';
-import { intakeWiring, localCredentials, wire } from '../adapters/wiring.js';
+import { intakeWiring } from '../adapters/wiring-intake.js';
+import { localCredentials, wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
 import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';

@@ -1,0 +1,33 @@
+/** Wiring of the intake (API and event functions): the orchestrator's starter and dead letters. */
+import { randomUUID } from 'node:crypto';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DeadLetters, IntakeDeps } from '../core/intake.js';
+import { SfnRunStarter } from './sfn-starter.js';
+import { SqsDeadLetters } from './sqs-dead-letters.js';
+import { type Env, type Wiring, localCredentials, sdkAttempts } from './wiring.js';
+
+/** The intake's dependencies: run creation and the orchestrator's starter. */
+export function intakeWiring(wiring: Wiring): IntakeDeps {
+  const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
+  if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
+  const local = wiring.env.STEPWISE_SFN_ENDPOINT;
+  const sfn = new SFNClient({
+    region: wiring.env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(local ? { endpoint: local, credentials: localCredentials } : {}),
+  });
+  return {
+    runs: wiring.runs,
+    starter: new SfnRunStarter(sfn, arn),
+    newId: randomUUID,
+    idempotency: wiring.idempotency,
+    sessions: wiring.sessions,
+  };
+}
+
+/** The dead letters of the event intake. */
+export function deadLettersFrom(env: Env): DeadLetters {
+  if (!env.STEPWISE_DEAD_LETTER_URL) throw new Error('Stepwise is misconfigured: STEPWISE_DEAD_LETTER_URL is not set.');
+  return new SqsDeadLetters(new SQSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }), env.STEPWISE_DEAD_LETTER_URL);
+}
