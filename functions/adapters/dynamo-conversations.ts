@@ -149,24 +149,24 @@ export class DynamoConversationStore implements ConversationStore {
         : { fullOutputRef: await this.blobs.put(`conversations/${encodeURIComponent(conversationId)}/${sk}-full`, fullOutput), fullOutputChars: fullOutput.length }),
     };
     if (await this.putNew(item)) return result;
-    const existing = await guard('Reading a tool result', () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: item.pk, sk }, ConsistentRead: true })),
-    );
-    if (!existing.Item) throw new StoredDataInvalid(`Result ${sk} of ${conversationId} vanished after a failed write.`);
-    const [loaded] = await this.withBodies([ItemBase.parse(existing.Item)]);
-    return ToolResultBlock.parse(JSON.parse(loaded?.body ?? 'null'));
+    return ToolResultBlock.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Result', 'Reading a tool result')));
   }
 
   async putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction> {
     const sk = `m#${seqKey(compaction.atSeq)}${compactionMarker}`;
     const item = { pk: pkOf(conversationId), sk, ...(await this.body(conversationId, sk, JSON.stringify(compaction))) };
     if (await this.putNew(item)) return compaction;
-    const existing = await guard('Reading a summary', () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: item.pk, sk }, ConsistentRead: true })),
+    return Compaction.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Summary', 'Reading a summary')));
+  }
+
+  /** The body of the item a conditional write found already there: the first writer's. */
+  private async storedBody(conversationId: string, sk: string, what: string, reading: string): Promise<string> {
+    const existing = await guard(reading, () =>
+      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: pkOf(conversationId), sk }, ConsistentRead: true })),
     );
-    if (!existing.Item) throw new StoredDataInvalid(`Summary ${sk} of ${conversationId} vanished after a failed write.`);
+    if (!existing.Item) throw new StoredDataInvalid(`${what} ${sk} of ${conversationId} vanished after a failed write.`);
     const [loaded] = await this.withBodies([ItemBase.parse(existing.Item)]);
-    return Compaction.parse(JSON.parse(loaded?.body ?? 'null'));
+    return loaded?.body ?? 'null';
   }
 
   /** Puts an item unless one with its key exists; `false` when it did. */

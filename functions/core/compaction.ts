@@ -47,6 +47,10 @@ export function roughTokens(text: string): number {
   return Math.ceil(text.length / 4);
 }
 
+function messageTokens(message: StoredMessage): number {
+  return roughTokens(JSON.stringify(message.content));
+}
+
 const summaryHeading =
   'Summary of the earlier part of this conversation (the older turns were condensed to fit the context window; ' +
   'the full transcript is kept):';
@@ -74,7 +78,7 @@ export function estimatedTokens(conversation: Conversation): number | undefined 
   const counted = messages[index];
   if (!counted?.meta.usage || (compaction && counted.seq <= compaction.atSeq)) return undefined;
   const { inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens } = counted.meta.usage;
-  const since = messages.slice(index + 1).reduce((sum, m) => sum + roughTokens(JSON.stringify(m.content)), 0);
+  const since = messages.slice(index + 1).reduce((sum, m) => sum + messageTokens(m), 0);
   return inputTokens + cacheReadInputTokens + cacheCreationInputTokens + outputTokens + since;
 }
 
@@ -94,7 +98,7 @@ export function needsCompaction(conversation: Conversation, policy: ContextPolic
  * named, or else the conversation's own rough size, whichever tells more than the configuration.
  */
 export function refusedPolicy(conversation: Conversation, policy: ContextPolicy, limitTokens?: number): ContextPolicy {
-  const size = conversation.messages.reduce((sum, m) => sum + roughTokens(JSON.stringify(m.content)), 0);
+  const size = conversation.messages.reduce((sum, m) => sum + messageTokens(m), 0);
   const window = Math.min(policy.windowTokens, limitTokens ?? size);
   return { ...policy, windowTokens: Math.max(1, window) };
 }
@@ -120,7 +124,7 @@ export function chooseCut(conversation: Conversation, policy: ContextPolicy): nu
 function suffixTokens(messages: StoredMessage[]): number[] {
   const sums: number[] = new Array<number>(messages.length + 1).fill(0);
   for (let i = messages.length - 1; i >= 0; i--) {
-    sums[i] = (sums[i + 1] ?? 0) + roughTokens(JSON.stringify((messages[i] as StoredMessage).content));
+    sums[i] = (sums[i + 1] ?? 0) + messageTokens(messages[i] as StoredMessage);
   }
   return sums;
 }

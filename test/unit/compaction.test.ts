@@ -17,7 +17,14 @@ import { memoryCore, say, use } from '../support/agents.js';
 const cid = conversationIdOf('run-1', 'single');
 /** A window of 1,000 tokens: compact past 800, keep about 300 verbatim. */
 const small: ContextPolicy = { windowTokens: 1_000, compactAt: 0.8, keepShare: 0.3 };
-// Each test also answers in at most 100 tokens, which leaves room below the window.
+
+/** A core on in-memory fakes with the small window, answering in at most 100 tokens. */
+async function smallCore(goal: string) {
+  const core = await memoryCore(goal);
+  core.deps.context = small;
+  core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+  return core;
+}
 
 /** A turn whose usage the test sets, whatever its content (the scripted model counts 4 chars a token otherwise). */
 function sized(turn: ScriptedTurn, inputTokens: number, outputTokens = 20): ScriptedTurn {
@@ -48,9 +55,7 @@ function expectPairsIntact(messages: Message[]): void {
 
 describe('compaction in the inference step', () => {
   it('summarizes the older turns once the conversation passes the share of the window, keeping all of it stored', async () => {
-    const core = await memoryCore('Add up a list, one number at a time.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('Add up a list, one number at a time.');
     // Sizes as the model counts them (4 characters a token): each turn about 275 tokens, so the
     // conversation passes 800 after the third.
     core.model.addTurn(
@@ -86,8 +91,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('counts the summary call in the step’s usage and cost', async () => {
-    const core = await memoryCore('Add.');
-    core.deps.context = small;
+    const core = await smallCore('Add.');
     core.deps.settings = { model: 'claude-sonnet-4-5', maxTokens: 100 };
     const usage = (inputTokens: number): Usage => ({ inputTokens, outputTokens: 10, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 });
     core.model.addTurn(
@@ -104,9 +108,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('compacts and calls again, once, when the model says the prompt is too long', async () => {
-    const core = await memoryCore('Add.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('Add.');
     core.model.addTurn(
       sized(add('toolu_1', 1), 100),
       sized(add('toolu_2', 2), 200),
@@ -123,9 +125,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('compacts when the answer stops at the context window, and does not store the cut answer', async () => {
-    const core = await memoryCore('Add.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('Add.');
     core.model.addTurn(
       sized(add('toolu_1', 1), 100),
       { ...say('partial'), stopReason: 'model_context_window_exceeded' },
@@ -139,9 +139,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('fails with ContextWindowExceeded when the conversation is still too long after compacting', async () => {
-    const core = await memoryCore('Add.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('Add.');
     const tooLong = () => {
       throw new ContextWindowExceeded('prompt is too long');
     };
@@ -153,9 +151,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('fails with ContextWindowExceeded when there is nothing older to summarize', async () => {
-    const core = await memoryCore('A goal too long for the window.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('A goal too long for the window.');
     core.model.addTurn(() => {
       throw new ContextWindowExceeded('prompt is too long');
     });
@@ -166,9 +162,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('reuses the stored summary when the step is retried after a failure', async () => {
-    const core = await memoryCore('Add.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('Add.');
     core.model.addTurn(sized(add('toolu_1', 1), 100), sized(add('toolu_2', 2), 900), say('the summary'), () => {
       throw new ModelUnavailable('dropped');
     });
@@ -190,9 +184,7 @@ describe('compaction in the inference step', () => {
   });
 
   it('compacts again later, summarizing the earlier summary with the turns after it', async () => {
-    const core = await memoryCore('Add many.');
-    core.deps.context = small;
-    core.deps.settings = { model: 'claude-test', maxTokens: 100 };
+    const core = await smallCore('Add many.');
     core.model.addTurn(
       sized(add('toolu_1', 1), 300),
       sized(add('toolu_2', 2), 900),
