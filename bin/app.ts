@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /** The CDK app: `npx cdk synth` / `npx cdk deploy`. Settings come from `cdk.json` context. */
-import { App, Validations } from 'aws-cdk-lib';
+import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { ApiAuth } from '../lib/front-door.js';
 import { StepwiseStack } from '../lib/stepwise-stack.js';
@@ -14,5 +14,8 @@ new StepwiseStack(app, 'Stepwise', {
   contextWindowTokens: Number(context('contextWindowTokens') ?? 200_000),
   // "iam" (default) or { "type": "jwt", "issuer": "...", "audience": ["..."] }.
   auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
+  // Tools whose calls wait for a reviewer in every run, and how long a call waits (seconds).
+  approvalTools: (app.node.tryGetContext('stepwise:approvalTools') as string[] | undefined) ?? [],
+  approvalTimeout: Duration.seconds(Number(context('approvalTimeout') ?? 86_400)),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

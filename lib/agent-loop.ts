@@ -1,10 +1,12 @@
 import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
+import { approvalRequestedDetailType, eventSource } from '../functions/core/events.js';
 import { transientModelErrors } from '../functions/core/model.js';
 
 /** Errors a step throws that are worth retrying: the model's and the stores' transient faults. */
@@ -22,6 +24,15 @@ export const lambdaServiceErrors = [
 export interface AgentLoopProps {
   readonly inference: lambda.IFunction;
   readonly tool: lambda.IFunction;
+  /** Opens approval requests and stores the task token a gated call waits on. */
+  readonly approval: lambda.IFunction;
+  /** Where `Stepwise Approval Requested` events go. */
+  readonly bus: events.IEventBus;
+  /**
+   * How long a gated tool call waits for a reviewer; undecided, it is denied with reason `timeout`.
+   * @default Duration.hours(24)
+   */
+  readonly approvalTimeout?: Duration;
   /**
    * Parallel tool calls run at once.
    * @default 8
@@ -97,14 +108,81 @@ export class AgentLoop extends Construct {
     });
     addRetries(inference);
 
+    // One tool call: the Map item's ids, and whether the call waits for a reviewer first.
+    const call = {
+      'runId.$': '$.runId',
+      'agent.$': '$.agent',
+      'conversationId.$': '$.conversationId',
+      'seq.$': '$.seq',
+      'toolUseId.$': '$.toolUseId',
+    };
     const toolTask = new tasks.LambdaInvoke(this, 'Tool', {
       lambdaFunction: props.tool,
+      payload: sfn.TaskInput.fromObject({ ...call, 'needsApproval.$': '$.needsApproval' }),
       payloadResponseOnly: true,
       retryOnServiceExceptions: false,
       taskTimeout: sfn.Timeout.duration(props.toolTimeout ?? Duration.seconds(180)),
       resultPath: sfn.JsonPath.DISCARD,
+      // Each item's output is its id only, so the Map's collected output stays small.
+      outputPath: '$.toolUseId',
     });
     addRetries(toolTask);
+
+    // A gated call: open the request (once), announce it, then wait on a task token, which
+    // costs nothing while a person decides. The tool step applies the recorded decision; an
+    // undecided call whose wait timed out is denied there with reason "timeout".
+    const requestApproval = new tasks.LambdaInvoke(this, 'RequestApproval', {
+      lambdaFunction: props.approval,
+      payload: sfn.TaskInput.fromObject({ step: 'request', ...call }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(60)),
+      resultPath: '$.approval',
+    });
+    addRetries(requestApproval);
+    const announce = new tasks.EventBridgePutEvents(this, 'AnnounceApproval', {
+      entries: [
+        {
+          eventBus: props.bus,
+          source: eventSource,
+          detailType: approvalRequestedDetailType,
+          detail: sfn.TaskInput.fromJsonPathAt('$.approval.detail'),
+        },
+      ],
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    announce.addRetry({
+      errors: ['EventBridge.InternalException', 'EventBridge.ThrottlingException'],
+      interval: Duration.seconds(1),
+      maxAttempts: 5,
+      backoffRate: 2,
+      jitterStrategy: sfn.JitterType.FULL,
+    });
+    const awaitDecision = new tasks.LambdaInvoke(this, 'AwaitDecision', {
+      lambdaFunction: props.approval,
+      integrationPattern: sfn.IntegrationPattern.WAIT_FOR_TASK_TOKEN,
+      payload: sfn.TaskInput.fromObject({ step: 'await', ...call, token: sfn.JsonPath.taskToken }),
+      retryOnServiceExceptions: false,
+      // No heartbeat: nobody beats while a person thinks; the whole wait is bounded instead.
+      taskTimeout: sfn.Timeout.duration(props.approvalTimeout ?? Duration.hours(24)),
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    // A timed-out wait must not be retried: it is the reviewer's silence, not a fault.
+    addRetries(awaitDecision, { timeouts: false });
+    // Decided before the wait began, or never: either way the tool step reads the record.
+    awaitDecision.addCatch(toolTask, { errors: ['States.Timeout', 'ApprovalDecided'], resultPath: sfn.JsonPath.DISCARD });
+    // A lost announcement does not stop the wait: the run still lists the call in waitingFor.
+    announce.addCatch(awaitDecision, { errors: ['States.ALL'], resultPath: '$.announcement' });
+    const gate = new sfn.Choice(this, 'NeedsApproval')
+      .when(
+        sfn.Condition.booleanEquals('$.needsApproval', true),
+        requestApproval.next(
+          new sfn.Choice(this, 'AlreadyDecided')
+            .when(sfn.Condition.booleanEquals('$.approval.decided', true), toolTask)
+            .otherwise(announce.next(awaitDecision).next(toolTask)),
+        ),
+      )
+      .otherwise(toolTask);
 
     const tools = new sfn.Map(this, 'Tools', {
       itemsPath: '$.step.toolCalls',
@@ -115,10 +193,11 @@ export class AgentLoop extends Construct {
         'conversationId.$': '$.conversationId',
         'seq.$': '$.step.seq',
         'toolUseId.$': '$$.Map.Item.Value.id',
+        'needsApproval.$': '$$.Map.Item.Value.needsApproval',
       },
       resultPath: sfn.JsonPath.DISCARD,
     });
-    tools.itemProcessor(toolTask);
+    tools.itemProcessor(gate);
 
     // The next iteration's state: the same ids, the counter plus one, nothing else carried.
     const next = new sfn.Pass(this, 'NextIteration', {
@@ -250,7 +329,7 @@ export class AgentLoop extends Construct {
     );
     const fnId = (fn: lambda.IFunction) => Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction);
     Validations.of(this.stateMachine.role).acknowledge(
-      ...[props.inference, props.tool].map((fn) => ({
+      ...[props.inference, props.tool, props.approval].map((fn) => ({
         id: `AwsSolutions-IAM5[Resource::<${fnId(fn)}.Arn>:*]`,
         reason: 'LambdaInvoke grants the function and its versions/aliases; no other function is reachable.',
       })),
@@ -266,8 +345,12 @@ export class AgentLoop extends Construct {
   }
 }
 
-/** One retry policy (STYLE.md habit 13): backoff with full jitter, in the state machine only. */
-export function addRetries(task: sfn.TaskStateBase): void {
+/**
+ * One retry policy (STYLE.md habit 13): backoff with full jitter, in the state machine only.
+ * `timeouts: false` leaves the state's own timeout alone (a wait for a person), still retrying
+ * a Lambda that timed out.
+ */
+export function addRetries(task: sfn.TaskStateBase, options: { timeouts?: boolean } = {}): void {
   task.addRetry({
     errors: lambdaServiceErrors,
     interval: Duration.seconds(1),
@@ -285,7 +368,7 @@ export function addRetries(task: sfn.TaskStateBase): void {
   });
   task.addRetry({
     // A step that outran its budget (the state's timeout, or the Lambda's own).
-    errors: ['States.Timeout', 'Sandbox.Timedout'],
+    errors: options.timeouts === false ? ['Sandbox.Timedout'] : ['States.Timeout', 'Sandbox.Timedout'],
     interval: Duration.seconds(2),
     maxAttempts: 2,
     backoffRate: 2,

@@ -19,7 +19,14 @@ export type ApiAuth = { readonly type: 'iam' } | { readonly type: 'jwt'; readonl
 export interface FrontDoorProps {
   readonly storage: Storage;
   readonly orchestrator: sfn.StateMachine;
+  /** The agent loop, whose waits for a reviewer the API resumes. */
+  readonly agentLoop: sfn.StateMachine;
   readonly bus: events.IEventBus;
+  /**
+   * Tools whose calls wait for a reviewer in every run.
+   * @default []
+   */
+  readonly approvalTools?: string[];
   /**
    * Authorization of every route.
    * @default { type: 'iam' } (SigV4-signed requests)
@@ -35,6 +42,7 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.GET, '/runs/{runId}/files'],
   [apigw.HttpMethod.GET, '/runs/{runId}/files/{path+}'],
   [apigw.HttpMethod.POST, '/runs/{runId}/cancel'],
+  [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
 
@@ -57,6 +65,7 @@ export class FrontDoor extends Construct {
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
+      ...(props.approvalTools?.length ? { STEPWISE_APPROVAL_TOOLS: props.approvalTools.join(',') } : {}),
     };
 
     this.deadLetters = new sqs.Queue(this, 'DeadLetters', {
@@ -83,6 +92,10 @@ export class FrontDoor extends Construct {
     this.deadLetters.grantSendMessages(this.intakeFunction.function);
     storage.grantConversationMemory(this.apiFunction.function);
     storage.grantWorkspaces(this.apiFunction.function, 'read');
+    // Decisions: recorded on the approval item, then the waiting agent loop is resumed. Only
+    // this function may answer the loop's task tokens.
+    storage.grantApprovals(this.apiFunction.function, 'decide');
+    props.agentLoop.grantTaskResponse(this.apiFunction.function);
     // Cancel stops the run's orchestrator execution (its nested executions stop with it).
     this.apiFunction.function.addToRolePolicy(
       new iam.PolicyStatement({

@@ -3,6 +3,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
+import { toolNames } from '../functions/core/approvals.js';
 import { AgentLoop } from './agent-loop.js';
 import { type ApiAuth, FrontDoor } from './front-door.js';
 import { StepwiseFunction } from './function.js';
@@ -33,6 +34,16 @@ export interface StepwiseStackProps extends StackProps {
    * @default 60
    */
   readonly iterationsPerExecution?: number;
+  /**
+   * Tools whose calls wait for a reviewer's approval in every run; a run may add more.
+   * @default [] (none)
+   */
+  readonly approvalTools?: string[];
+  /**
+   * How long a tool call waits for a reviewer before it is denied with reason `timeout`.
+   * @default Duration.hours(24)
+   */
+  readonly approvalTimeout?: Duration;
 }
 
 /** Stepwise in one stack: storage, the step functions, the agent loop and the orchestrator. */
@@ -40,6 +51,8 @@ export class StepwiseStack extends Stack {
   public readonly storage: Storage;
   public readonly inference: StepwiseFunction;
   public readonly tool: StepwiseFunction;
+  /** Opens approval requests of gated tool calls and stores the token each waits on. */
+  public readonly approval: StepwiseFunction;
   public readonly agentLoop: AgentLoop;
   public readonly orchestrator: Orchestrator;
   public readonly bus: events.EventBus;
@@ -50,6 +63,8 @@ export class StepwiseStack extends Stack {
 
   constructor(scope: Construct, id: string, props: StepwiseStackProps = {}) {
     super(scope, id, props);
+    const unknown = (props.approvalTools ?? []).filter((name) => !toolNames.includes(name));
+    if (unknown.length) throw new Error(`approvalTools names unknown tools: ${unknown.join(', ')} (known: ${toolNames.join(', ')}).`);
     this.storage = new Storage(this, 'Storage');
     const { table, bucket } = this.storage;
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
@@ -101,16 +116,24 @@ export class StepwiseStack extends Stack {
     this.tool.function.addEnvironment('STEPWISE_WORKSPACE_ROLE_ARN', this.workspaceRole.roleArn);
     this.storage.grantConversationMemory(this.tool.function);
     this.storage.grantRunRecords(this.tool.function, 'updateOnly');
+    this.storage.grantApprovals(this.tool.function, 'settle');
 
+    this.approval = new StepwiseFunction(this, 'Approval', { handler: 'approval', timeout: Duration.seconds(30), environment: shared });
+    this.storage.grantConversationRead(this.approval.function);
+    this.storage.grantApprovals(this.approval.function, 'request');
+
+    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${this.stackName}-events` });
     this.agentLoop = new AgentLoop(this, 'AgentLoop', {
       inference: this.inference.function,
       tool: this.tool.function,
+      approval: this.approval.function,
+      bus: this.bus,
       inferenceTimeout: Duration.seconds(360),
       toolTimeout: Duration.seconds(150),
       ...(props.iterationsPerExecution ? { iterationsPerExecution: props.iterationsPerExecution } : {}),
+      ...(props.approvalTimeout ? { approvalTimeout: props.approvalTimeout } : {}),
     });
 
-    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${this.stackName}-events` });
     this.orchestrator = new Orchestrator(this, 'Orchestrator', {
       table,
       agentLoop: this.agentLoop.stateMachine,
@@ -120,7 +143,9 @@ export class StepwiseStack extends Stack {
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
       storage: this.storage,
       orchestrator: this.orchestrator.stateMachine,
+      agentLoop: this.agentLoop.stateMachine,
       bus: this.bus,
+      approvalTools: props.approvalTools ?? [],
       ...(props.auth ? { auth: props.auth } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.frontDoor.api.apiEndpoint });

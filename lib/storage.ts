@@ -63,6 +63,26 @@ export class Storage extends Construct {
     this.grantObjects(grantee, 'conversations/*', ['s3:GetObject', 's3:PutObject']);
   }
 
+  /** Read conversation items and large bodies, without writing: the approval function. */
+  grantConversationRead(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:Query']);
+    this.grantObjects(grantee, 'conversations/*', ['s3:GetObject']);
+  }
+
+  /**
+   * Approval records (`run#<runId>` / `approval#<toolUseId>`): `request` (open a request, store
+   * the task token: the approval function), `settle` (read, deny on timeout: the tool function),
+   * `decide` (list, read, record a decision: the API).
+   */
+  grantApprovals(grantee: iam.IGrantable, access: 'request' | 'settle' | 'decide'): void {
+    const actions = {
+      request: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      settle: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
+      decide: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+    }[access];
+    this.grantItems(grantee, actions);
+  }
+
   /**
    * Run records: `read`, `update` (read and count steps: inference), `updateOnly` (store a plan:
    * the tool function), `readWrite` (create and finish: the intake).

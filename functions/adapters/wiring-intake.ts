@@ -7,22 +7,27 @@ import { SfnRunStarter } from './sfn-starter.js';
 import { SqsDeadLetters } from './sqs-dead-letters.js';
 import { type Env, type Wiring, localCredentials, sdkAttempts } from './wiring.js';
 
-/** The intake's dependencies: run creation and the orchestrator's starter. */
-export function intakeWiring(wiring: Wiring): IntakeDeps {
-  const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
-  if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
-  const local = wiring.env.STEPWISE_SFN_ENDPOINT;
-  const sfn = new SFNClient({
-    region: wiring.env.AWS_REGION,
+/** The Step Functions client: the local endpoint when one is set. */
+export function sfnClient(env: Env): SFNClient {
+  const local = env.STEPWISE_SFN_ENDPOINT;
+  return new SFNClient({
+    region: env.AWS_REGION,
     maxAttempts: sdkAttempts,
     ...(local ? { endpoint: local, credentials: localCredentials } : {}),
   });
+}
+
+/** The intake's dependencies: run creation and the orchestrator's starter. */
+export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.env)): IntakeDeps {
+  const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
+  if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
   return {
     runs: wiring.runs,
     starter: new SfnRunStarter(sfn, arn),
     newId: randomUUID,
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
+    approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
   };
 }
 

@@ -6,10 +6,12 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { z } from 'zod';
+import { toolNames } from '../core/approvals.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import { BlobStore } from './blobs.js';
+import { DynamoApprovalStore } from './dynamo-approvals.js';
 import { DynamoConversationStore } from './dynamo-conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from './dynamo-intake.js';
 import { DynamoRunStore } from './dynamo-runs.js';
@@ -46,6 +48,12 @@ export const Env = z.object({
   STEPWISE_DEAD_LETTER_URL: z.string().optional(),
   /** Deployed tool function: the role it assumes, per run, with credentials narrowed to that run. */
   STEPWISE_WORKSPACE_ROLE_ARN: z.string().optional(),
+  /** Tools whose calls wait for a reviewer in every run, comma-separated (API and intake functions). */
+  STEPWISE_APPROVAL_TOOLS: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(toolNames as [string, ...string[]], { error: (issue) => `unknown tool ${JSON.stringify(issue.input)}; known: ${toolNames.join(', ')}` }))),
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;
@@ -104,6 +112,7 @@ export interface Wiring {
   limits: ToolLimits;
   idempotency: DynamoIdempotencyStore;
   sessions: DynamoSessionLocks;
+  approvals: DynamoApprovalStore;
 }
 
 /**
@@ -130,6 +139,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
+    approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
     model:
       typeof parts.model === 'function'
         ? parts.model(env)

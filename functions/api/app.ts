@@ -4,19 +4,32 @@
  */
 import { Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import type { Context } from 'hono';
 import { z } from 'zod';
+import {
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  type ApprovalStore,
+  RunNotRunning,
+  type TaskTokens,
+  decideApproval,
+  waitingFor,
+} from '../core/approvals.js';
 import { type AgentName, type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { StepwiseError } from '../core/errors.js';
 import { IdempotencyConflict, type IntakeDeps, SessionBusy, cancelRun, createRun } from '../core/intake.js';
 import type { RunStore } from '../core/runs.js';
 import { PathRejected, type Workspace } from '../core/workspace.js';
 import { openApiDocument } from './openapi.js';
-import { CreateRunBody, type ErrorBody, IdempotencyKey, MessagesQuery } from './schemas.js';
+import { CreateRunBody, DecisionBody, type ErrorBody, IdempotencyKey, MessagesQuery, type RunView, ToolUseId } from './schemas.js';
 
 export interface ApiDeps extends IntakeDeps {
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  approvals: ApprovalStore;
+  /** Wakes a run that waits for a decision. */
+  tokens: TaskTokens;
   /** The local event bus (`npm run dev` only): DESIGN §5's `/_local/events`. */
   localEvents?: {
     put(entry: LocalPutEntry): Promise<unknown>;
@@ -62,6 +75,26 @@ function issuesOf(error: z.ZodError): { path: string; message: string }[] {
   return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
 }
 
+/** The request's JSON body; a body sent as anything but JSON is refused. */
+async function jsonBody(c: Context): Promise<unknown> {
+  const type = c.req.header('content-type') ?? '';
+  if (!/^application\/json\b/i.test(type)) {
+    throw new ApiError(400, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".', [
+      { path: 'Content-Type', message: `must be application/json, not "${type || '(none)'}"` },
+    ]);
+  }
+  return parseJson(await c.req.text());
+}
+
+/** The HTTP status of each error the core names for a client's mistake. */
+const clientErrors: [new (...args: never[]) => StepwiseError, ContentfulStatusCode][] = [
+  [IdempotencyConflict, 409],
+  [SessionBusy, 409],
+  [ApprovalAlreadyDecided, 409],
+  [RunNotRunning, 409],
+  [ApprovalNotFound, 404],
+];
+
 export function createApi(deps: ApiDeps): Hono {
   const app = new Hono();
 
@@ -70,9 +103,8 @@ export function createApi(deps: ApiDeps): Hono {
       const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.issues ? { issues: error.issues } : {}) } };
       return c.json(body, error.status);
     }
-    if (error instanceof IdempotencyConflict || error instanceof SessionBusy) {
-      return c.json({ error: { code: error.name, message: error.message } } satisfies ErrorBody, 409);
-    }
+    const status = clientErrors.find(([type]) => error instanceof type)?.[1];
+    if (status) return c.json({ error: { code: error.name, message: error.message } } satisfies ErrorBody, status);
     console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
     return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } }, 500);
   });
@@ -84,12 +116,6 @@ export function createApi(deps: ApiDeps): Hono {
   app.get('/openapi.json', (c) => c.json(document));
 
   app.post('/runs', async (c) => {
-    const type = c.req.header('content-type') ?? '';
-    if (!/^application\/json\b/i.test(type)) {
-      throw new ApiError(400, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".', [
-        { path: 'Content-Type', message: `must be application/json, not "${type || '(none)'}"` },
-      ]);
-    }
     const key = c.req.header('idempotency-key');
     const parsedKey = key === undefined ? undefined : IdempotencyKey.safeParse(key);
     if (parsedKey && !parsedKey.success) {
@@ -97,8 +123,7 @@ export function createApi(deps: ApiDeps): Hono {
         { path: 'Idempotency-Key', message: parsedKey.error.issues[0]?.message ?? 'invalid' },
       ]);
     }
-    const body = parseJson(await c.req.text());
-    const parsed = CreateRunBody.safeParse(body);
+    const parsed = CreateRunBody.safeParse(await jsonBody(c));
     if (!parsed.success) throw new ApiError(400, 'ValidationFailed', 'The run request is invalid.', issuesOf(parsed.error));
     return c.json(await createRun(parsed.data, deps, parsedKey?.success ? { idempotencyKey: parsedKey.data } : {}), 202);
   });
@@ -120,7 +145,21 @@ export function createApi(deps: ApiDeps): Hono {
     return run;
   };
 
-  app.get('/runs/:runId', async (c) => c.json(await loadRun(c.req.param('runId'))));
+  app.get('/runs/:runId', async (c) => {
+    const run = await loadRun(c.req.param('runId'));
+    // Only a running run waits; the requests of an ended (e.g. cancelled) run are moot.
+    const waiting = run.status === 'running' ? waitingFor(await deps.approvals.list(run.runId)) : [];
+    return c.json({ ...run, waitingFor: waiting } satisfies RunView);
+  });
+
+  app.post('/runs/:runId/approvals/:toolUseId', async (c) => {
+    const run = await loadRun(c.req.param('runId'));
+    const toolUseId = ToolUseId.safeParse(c.req.param('toolUseId'));
+    if (!toolUseId.success) throw new ApiError(400, 'ValidationFailed', 'The tool call id is invalid.', [{ path: 'toolUseId', message: toolUseId.error.issues[0]?.message ?? 'invalid' }]);
+    const body = DecisionBody.safeParse(await jsonBody(c));
+    if (!body.success) throw new ApiError(400, 'ValidationFailed', 'The decision is invalid.', issuesOf(body.error));
+    return c.json(await decideApproval(run, toolUseId.data, body.data, deps), 202);
+  });
 
   app.post('/runs/:runId/cancel', async (c) => {
     const run = await loadRun(c.req.param('runId'));

@@ -1,7 +1,21 @@
 /** The OpenAPI 3.1 document of the HTTP API, generated from the same zod schemas the routes use. */
 import { z } from 'zod';
 import { type ZodOpenApiResponsesObject, createDocument } from 'zod-openapi';
-import { Accepted, CreateRunBody, ErrorBody, FilesPage, Health, IdempotencyKey, MessagesPage, MessagesQuery, Run, RunId } from './schemas.js';
+import {
+  Accepted,
+  CreateRunBody,
+  DecisionBody,
+  DecisionRecorded,
+  ErrorBody,
+  FilesPage,
+  Health,
+  IdempotencyKey,
+  MessagesPage,
+  MessagesQuery,
+  RunId,
+  RunView,
+  ToolUseId,
+} from './schemas.js';
 
 const json = (schema: z.ZodType) => ({ 'application/json': { schema } });
 const error = (description: string) => ({ description, content: json(ErrorBody) });
@@ -30,7 +44,7 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
         },
       },
       '/runs/{runId}': {
-        get: { summary: 'A run', requestParams: runPath, responses: { '200': { description: 'The run.', content: json(Run.meta({ id: 'Run' })) }, ...notFound } },
+        get: { summary: 'A run', requestParams: runPath, responses: { '200': { description: 'The run.', content: json(RunView) }, ...notFound } },
       },
       '/runs/{runId}/messages': {
         get: {
@@ -58,6 +72,21 @@ export function openApiDocument(): ReturnType<typeof createDocument> {
           summary: 'Cancel a running run',
           requestParams: runPath,
           responses: { '202': { description: 'Cancelled.', content: json(Accepted) }, '409': error('The run is not running.'), ...notFound },
+        },
+      },
+      '/runs/{runId}/approvals/{toolUseId}': {
+        post: {
+          summary: 'Approve or deny a tool call that waits for a reviewer',
+          description:
+            'Approve: the tool runs. Deny: the model gets an error result saying a reviewer denied the call (with the reason), and the run goes on.',
+          requestParams: { path: z.object({ runId: RunId, toolUseId: ToolUseId }) },
+          requestBody: { required: true, content: json(DecisionBody) },
+          responses: {
+            '202': { description: 'Recorded; the run goes on.', content: json(DecisionRecorded) },
+            '400': error('Invalid body; `issues` names each bad field.'),
+            '404': error('No such run, or no approval request for that tool call.'),
+            '409': error('The call was already decided (by a reviewer or by the timeout), or the run is not running.'),
+          },
         },
       },
       '/openapi.json': { get: { summary: 'This document', responses: { '200': { description: 'OpenAPI 3.1.' } } } },

@@ -3,12 +3,25 @@
  * and `GET /openapi.json` is generated from them (STYLE.md habit 2).
  */
 import { z } from 'zod';
+import { DecisionBody, DecisionRecorded, WaitingFor } from '../core/approvals.js';
 import { AgentName } from '../core/conversation.js';
 import { CreateRunBody } from '../core/intake.js';
 import { ContentBlock, Role } from '../core/messages.js';
 import { Phase, Run, RunStatus } from '../core/runs.js';
 
-export { CreateRunBody, Run };
+export { CreateRunBody, DecisionBody, DecisionRecorded, Run };
+
+/** A run as `GET /runs/{runId}` answers: the record, and the tool calls waiting for a decision. */
+export const RunView = Run.extend({
+  waitingFor: z.array(WaitingFor).meta({ description: 'Tool calls waiting for a reviewer; empty unless the run is running.' }),
+}).meta({ id: 'Run' });
+export type RunView = z.infer<typeof RunView>;
+
+export const ToolUseId = z
+  .string()
+  .min(1)
+  .max(256)
+  .meta({ description: 'The id of the tool call, as `waitingFor` and the transcript show it.', example: 'toolu_01A09q90qw90lq917835lq9' });
 
 export const RunId = z.string().min(1).max(128).meta({ description: 'The run id that POST /runs returned.', example: '51d1d0ba-0484-43bf-8faf-feb9881e5080' });
 

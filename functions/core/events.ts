@@ -6,10 +6,13 @@ import { Usage } from './messages.js';
 import { Phase, RunError, RunStatus } from './runs.js';
 
 export { RunRequestedDetail, runRequestedDetailType } from './intake.js';
+export { ApprovalRequestedDetail } from './approvals.js';
 
 export const eventSource = 'stepwise';
 export const runSucceededDetailType = 'Stepwise Run Succeeded';
 export const runFailedDetailType = 'Stepwise Run Failed';
+/** A tool call waits for a reviewer; detail `ApprovalRequestedDetail`. */
+export const approvalRequestedDetailType = 'Stepwise Approval Requested';
 
 /** The detail of `Stepwise Run Succeeded` and `Stepwise Run Failed` (source `stepwise`). */
 export const RunCompletedDetail = z.object({

@@ -4,6 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import { ApprovalPolicy, gatedTools } from './approvals.js';
 import { conversationIdOf } from './conversation.js';
 import { StepwiseError, messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
@@ -21,6 +22,7 @@ const runRequestFields = {
       .optional(),
     maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
     model: z.string().min(1).max(200).optional(),
+    approvals: ApprovalPolicy.optional(),
 };
 
 const sessionsAreSingle = {
@@ -94,6 +96,8 @@ export interface IntakeDeps {
   clock?: () => Date;
   idempotency?: IdempotencyStore;
   sessions?: SessionLocks;
+  /** Tools that need a reviewer's approval in every run of this deployment; a run may add more. */
+  approvalTools?: readonly string[];
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -169,12 +173,14 @@ export async function createRun(
     if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
   }
   const now = clock().toISOString();
+  const gated = gatedTools(deps.approvalTools ?? [], body.approvals?.tools);
   const run: Run = {
     runId,
     mode: body.mode,
     goal: body.goal,
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
+    ...(gated.length ? { approvals: { tools: gated } } : {}),
     status: 'running',
     phase: 'idle',
     iterations: {},

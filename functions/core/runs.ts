@@ -2,6 +2,7 @@
  * The run record: what `GET /runs/{runId}` shows, and the port that keeps it.
  */
 import { z } from 'zod';
+import { ApprovalPolicy } from './approvals.js';
 import { AgentName } from './conversation.js';
 import { Usage } from './messages.js';
 import { Plan } from './plan.js';
@@ -31,6 +32,8 @@ export const Run = z.object({
   goal: z.string(),
   sessionId: z.string().optional(),
   model: z.string().optional(),
+  /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
+  approvals: ApprovalPolicy.optional(),
   status: RunStatus,
   phase: Phase,
   currentAgent: AgentName.optional(),

@@ -14,6 +14,7 @@ import {
   summaryRequestMessages,
 } from './compaction.js';
 import { type AgentProfile, agentProfile, openingMessage } from './agents.js';
+import { type ApprovalStore, denialMessage, settleApproval } from './approvals.js';
 import {
   AgentName,
   type Conversation,
@@ -58,7 +59,12 @@ export const InferenceInput = z.object({
 });
 export type InferenceInput = z.infer<typeof InferenceInput>;
 
-export const ToolCallRef = z.object({ id: z.string(), name: z.string() });
+export const ToolCallRef = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** Whether the call waits for a reviewer's decision before it runs. */
+  needsApproval: z.boolean(),
+});
 
 /** What the state machine carries between states: ids and a few numbers (invariant 1). */
 export const InferenceResult = z.object({
@@ -77,6 +83,8 @@ export const ToolInput = z.object({
   conversationId: z.string().min(1).optional(),
   seq: z.number().int().nonnegative(),
   toolUseId: z.string().min(1),
+  /** The call was gated: run it only if its approval says so. */
+  needsApproval: z.boolean().optional(),
 });
 export type ToolInput = z.infer<typeof ToolInput>;
 
@@ -91,6 +99,8 @@ export interface InferenceDeps {
   profile?: (agent: AgentName) => AgentProfile;
   /** When to compact the conversation; Claude's 200K window by default. */
   context?: ContextPolicy;
+  /** Which tools need approval in a run; none when absent. */
+  approvals?: Pick<ApprovalStore, 'toolsFor'>;
 }
 
 export interface ToolDeps {
@@ -102,6 +112,9 @@ export interface ToolDeps {
   limits?: ToolLimits;
   /** The most characters of one tool output the model sees; longer output is cut with a note. */
   maxResultChars?: number;
+  /** The decisions on gated calls. */
+  approvals?: Pick<ApprovalStore, 'get' | 'decide'>;
+  clock?: () => Date;
 }
 
 export const defaultMaxResultChars = 30_000;
@@ -266,9 +279,11 @@ async function settle(
       ...(result ? { result } : {}),
     });
   }
+  const calls = reason === 'tool_use' ? toolUses(message) : [];
+  const gated = new Set(calls.length && deps.approvals ? await deps.approvals.toolsFor(input.runId) : []);
   return {
     stopReason: reason,
-    toolCalls: reason === 'tool_use' ? toolUses(message).map(({ id, name }) => ({ id, name })) : [],
+    toolCalls: calls.map(({ id, name }) => ({ id, name, needsApproval: gated.has(name) })),
     iteration: input.iteration,
     seq: message.seq,
   };
@@ -446,6 +461,15 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
 
   const existing = turn.results[index];
   if (existing) return { toolUseId: call.id, isError: existing.is_error === true };
+
+  if (input.needsApproval) {
+    if (!deps.approvals) throw new StepStateInvalid(`Tool call ${call.id} needs approval, but this tool step has no approval store.`);
+    const approval = await settleApproval(input.runId, call.id, { approvals: deps.approvals, ...(deps.clock ? { clock: deps.clock } : {}) });
+    if (approval.decision === 'deny') {
+      const stored = await deps.conversations.putResult(conversationId, input.seq, index, toolResult(call.id, denialMessage(approval), true));
+      return { toolUseId: call.id, isError: stored.is_error === true };
+    }
+  }
 
   const registry = (deps.tools ?? ((agent: AgentName) => agentProfile(agent).tools))(input.agent);
   const result = await registry.execute(call, {

@@ -1,11 +1,9 @@
 /** Lambda: the HTTP API behind API Gateway, the same Hono app `npm run dev` serves. */
 import { handle } from 'hono/aws-lambda';
-import { intakeWiring } from '../adapters/wiring-intake.js';
+import { apiWiring } from '../adapters/wiring-api.js';
 import { wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
 
 const wiring = wire(process.env);
 
-export const handler = handle(
-  createApi({ ...intakeWiring(wiring), conversations: wiring.conversations, workspaceFor: wiring.workspaceFor }),
-);
+export const handler = handle(createApi(apiWiring(wiring)));

@@ -2,10 +2,11 @@
  * Runs the synthesized state machines on one machine: aws-local-stepfunctions interprets the
  * ASL, and every Task is bound, by its resource ARN, to a local stand-in for the service it
  * calls: the Lambda handler modules in-process, the DynamoDB emulator, nested local executions,
- * and a local event bus. A Task with no binding fails loudly when the runtime is built.
+ * a local event bus, and task tokens for `.waitForTaskToken` (resolved by `SendTaskSuccess` /
+ * `SendTaskFailure`). A Task with no binding fails loudly when the runtime is built.
  */
 import './polyfills.js';
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import {
   DeleteItemCommand,
   type DynamoDBClient,
@@ -90,6 +91,29 @@ export class ExecutionAlreadyExists extends Error {
 export class InvalidName extends Error {
   override readonly name = 'InvalidName';
 }
+export class TaskTimedOut extends Error {
+  override readonly name = 'TaskTimedOut';
+}
+export class InvalidToken extends Error {
+  override readonly name = 'InvalidToken';
+}
+export class InvalidOutput extends Error {
+  override readonly name = 'InvalidOutput';
+}
+
+/** The interpreter's own default `TimeoutSeconds` of a Task. */
+const defaultTaskTimeoutSeconds = 60;
+const tokenPattern = /^AQ[A-Za-z0-9_-]{80,}$/;
+
+/** A task waiting on its token. */
+interface TokenWait {
+  executionArn: string;
+  resolve(output: unknown): void;
+  reject(error: Error): void;
+  timers: NodeJS.Timeout[];
+  /** Restarts the heartbeat clock (`SendTaskHeartbeat`). */
+  beat(): void;
+}
 
 interface Running {
   execution: LocalExecution;
@@ -102,6 +126,9 @@ export class LocalRuntime {
   private readonly machines = new Map<string, { machine: StateMachine; local: LocalStateMachine; bindings: Bindings }>();
   private readonly executions = new Map<string, Running>();
   private readonly functions = new Map<string, LocalHandler>();
+  /** Tokens handed out through `$$.Task.Token` and not yet waited on, with their execution. */
+  private readonly issued = new Map<string, string>();
+  private readonly waits = new Map<string, TokenWait>();
 
   constructor(private readonly options: LocalRuntimeOptions) {
     // Functions that no state machine calls (the API, the intake) need no binding here.
@@ -155,6 +182,7 @@ export class LocalRuntime {
       transitions: 0,
       trail: [],
     };
+    const issue = () => this.issueToken(executionArn);
     const run = entry.machine.run(JSON.parse(input), {
       overrides: {
         taskResourceLocalHandlers: entry.bindings.handlers,
@@ -169,6 +197,12 @@ export class LocalRuntime {
         State: {
           get EnteredTime() {
             return new Date().toISOString();
+          },
+        },
+        // A fresh token each time a state's parameters read it, as each task attempt gets its own.
+        Task: {
+          get Token() {
+            return issue();
           },
         },
       } as never,
@@ -227,6 +261,7 @@ export class LocalRuntime {
       if (error) running.execution.error = error;
       if (cause) running.execution.cause = cause;
       running.abort();
+      this.endWaits(executionArn, 'The execution was stopped.');
       for (const child of this.executions.values()) {
         if (child.execution.status === 'RUNNING' && parentOf(child.execution) === executionArn) {
           this.stop(child.execution.executionArn, error, cause);
@@ -254,6 +289,134 @@ export class LocalRuntime {
     await Promise.all([...this.executions.values()].map((r) => r.done));
   }
 
+  /** `SendTaskSuccess`: the waiting task succeeds with `output` (a JSON text). */
+  sendTaskSuccess(token: string, output: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(output);
+    } catch {
+      throw new InvalidOutput('The output is not valid JSON.');
+    }
+    this.takeWait(token).resolve(parsed);
+  }
+
+  /** `SendTaskFailure`: the waiting task fails with `error` and `cause`. */
+  sendTaskFailure(token: string, error?: string, cause?: string): void {
+    this.takeWait(token).reject(new TaskError(error || 'States.TaskFailed', cause ?? ''));
+  }
+
+  /** `SendTaskHeartbeat`: the waiting task's heartbeat clock starts again. */
+  sendTaskHeartbeat(token: string): void {
+    const wait = this.waits.get(token);
+    if (!wait) throw this.tokenGone(token);
+    wait.beat();
+  }
+
+  /** The task tokens being waited on, with their executions (tests and shutdown). */
+  waitingTokens(): { token: string; executionArn: string }[] {
+    return [...this.waits.entries()].map(([token, w]) => ({ token, executionArn: w.executionArn }));
+  }
+
+  /**
+   * Stops the executions that wait on a task token, from the top of their nesting: nobody can
+   * answer them once the runtime goes away (the local runtime keeps no state across restarts).
+   */
+  abandonWaits(): void {
+    for (const { executionArn } of this.waitingTokens()) {
+      let root = executionArn;
+      for (let parent = this.parent(root); parent; parent = this.parent(root)) root = parent;
+      this.stop(root, 'States.Aborted', 'The local runtime shut down while the run waited for a task token.');
+    }
+  }
+
+  private parent(executionArn: string): string | undefined {
+    const running = this.executions.get(executionArn);
+    const parent = running && parentOf(running.execution);
+    return parent && this.executions.has(parent) ? parent : undefined;
+  }
+
+  private issueToken(executionArn: string): string {
+    const token = `AQ${randomBytes(72).toString('base64url')}`;
+    this.issued.set(token, executionArn);
+    return token;
+  }
+
+  /** The token a task's input carries (wherever its parameters put it), taken off the issued list. */
+  private claimToken(input: unknown): { token: string; executionArn: string } | undefined {
+    const seen: unknown[] = [input];
+    while (seen.length) {
+      const value = seen.pop();
+      if (typeof value === 'string') {
+        const executionArn = this.issued.get(value);
+        if (executionArn) {
+          this.issued.delete(value);
+          return { token: value, executionArn };
+        }
+      } else if (value && typeof value === 'object') {
+        seen.push(...Object.values(value));
+      }
+    }
+    return undefined;
+  }
+
+  /**
+   * Registers a wait on `token`: it ends with `SendTaskSuccess`/`SendTaskFailure`, with
+   * `States.Timeout` when no heartbeat came within `HeartbeatSeconds`, and is forgotten when the
+   * state's `TimeoutSeconds` pass (the interpreter fails the task with `States.Timeout` then).
+   */
+  private waitOn(token: string, executionArn: string, state: Record<string, unknown>): Promise<unknown> {
+    let resolve!: (output: unknown) => void;
+    let reject!: (error: Error) => void;
+    const promise = new Promise<unknown>((ok, fail) => {
+      resolve = ok;
+      reject = fail;
+    });
+    const timeoutSeconds = typeof state.TimeoutSeconds === 'number' ? state.TimeoutSeconds : defaultTaskTimeoutSeconds;
+    const heartbeatSeconds = typeof state.HeartbeatSeconds === 'number' ? state.HeartbeatSeconds : undefined;
+    const end = () => {
+      for (const timer of wait.timers) clearTimeout(timer);
+      this.waits.delete(token);
+    };
+    const wait: TokenWait = {
+      executionArn,
+      resolve: (output) => (end(), resolve(output)),
+      reject: (error) => (end(), reject(error)),
+      timers: [setTimeout(end, timeoutSeconds * 1000)],
+      beat: () => {
+        if (heartbeatSeconds === undefined) return;
+        clearTimeout(wait.timers[1]);
+        wait.timers[1] = setTimeout(
+          () => wait.reject(new TaskError('States.Timeout', `No heartbeat within ${heartbeatSeconds} seconds.`)),
+          heartbeatSeconds * 1000,
+        );
+      },
+    };
+    wait.beat();
+    this.waits.set(token, wait);
+    // A wait that ends while nobody listens (its execution stopped) is not an unhandled rejection.
+    promise.catch(() => undefined);
+    return promise;
+  }
+
+  private takeWait(token: string): TokenWait {
+    const wait = this.waits.get(token);
+    if (!wait) throw this.tokenGone(token);
+    return wait;
+  }
+
+  private tokenGone(token: string): Error {
+    return tokenPattern.test(token)
+      ? new TaskTimedOut('The task no longer waits on this token: it timed out, was answered, or its execution stopped.')
+      : new InvalidToken('The task token is not valid.');
+  }
+
+  /** Ends the waits of a stopped execution. */
+  private endWaits(executionArn: string, cause: string): void {
+    for (const [token, wait] of this.waits) {
+      if (wait.executionArn === executionArn) wait.reject(new TaskError('States.Aborted', `${cause} (${token.slice(0, 8)}…)`));
+    }
+  }
+
   /** Puts events on the local bus; `Detail` is a JSON string (the API) or an object (the Step Functions integration). */
   putEvents(entries: { Source?: string; DetailType?: string; Detail?: string | object; EventBusName?: string }[]): string[] {
     return entries.map((entry) => {
@@ -279,13 +442,13 @@ export class LocalRuntime {
       if (Array.isArray(state.Retry)) retryable.push(name);
       if (state.Type !== 'Task') return;
       const resource = String(state.Resource);
-      const parameters = (state.Parameters ?? {}) as Record<string, unknown>;
-      handlers[name] = this.binding(resource, parameters, `${local.logicalId}.${name}`) as TaskHandlers[string];
+      handlers[name] = this.binding(resource, state, `${local.logicalId}.${name}`) as TaskHandlers[string];
     });
     return { handlers, retryable };
   }
 
-  private binding(resource: string, parameters: Record<string, unknown>, where: string): (input: unknown) => Promise<unknown> {
+  private binding(resource: string, state: Record<string, unknown>, where: string): (input: unknown) => Promise<unknown> {
+    const parameters = (state.Parameters ?? {}) as Record<string, unknown>;
     const direct = this.functions.get(resource);
     if (direct) {
       // A Task whose resource is the function itself: the input is the event, the result the payload.
@@ -299,6 +462,25 @@ export class LocalRuntime {
         return async (input) => {
           const { Payload } = input as { Payload: unknown };
           return { StatusCode: 200, ExecutedVersion: '$LATEST', Payload: await invokeLocal(handler, Payload) };
+        };
+      }
+      case 'lambda:invoke.waitForTaskToken': {
+        const handler = this.functions.get(String(parameters.FunctionName));
+        if (!handler) throw new Error(`${where}: no local function for ${String(parameters.FunctionName)}.`);
+        return async (input) => {
+          const { Payload } = input as { Payload: unknown };
+          const claimed = this.claimToken(Payload);
+          if (!claimed) throw new TaskError('States.Runtime', `${where}: the payload of a .waitForTaskToken task must carry $$.Task.Token.`);
+          // Wait first: an answer may come before the function returns.
+          const answered = this.waitOn(claimed.token, claimed.executionArn, state);
+          try {
+            await invokeLocal(handler, Payload);
+          } catch (error) {
+            this.waits.get(claimed.token)?.reject(error as Error);
+            throw error;
+          }
+          // The task's result is the output of SendTaskSuccess, not the function's answer.
+          return answered;
         };
       }
       case 'dynamodb:updateItem':

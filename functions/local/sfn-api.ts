@@ -36,6 +36,18 @@ export function sfnOperations(runtime: LocalRuntime): Record<string, Operation> 
       const e = runtime.stop(String(b.executionArn), b.error as string | undefined, b.cause as string | undefined);
       return { stopDate: epochSeconds(e.stopDate ?? new Date()) };
     },
+    SendTaskSuccess: (b) => {
+      runtime.sendTaskSuccess(String(b.taskToken), String(b.output));
+      return {};
+    },
+    SendTaskFailure: (b) => {
+      runtime.sendTaskFailure(String(b.taskToken), b.error as string | undefined, b.cause as string | undefined);
+      return {};
+    },
+    SendTaskHeartbeat: (b) => {
+      runtime.sendTaskHeartbeat(String(b.taskToken));
+      return {};
+    },
   };
 }
 

@@ -6,7 +6,7 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serve } from '@hono/node-server';
-import { intakeWiring } from '../adapters/wiring-intake.js';
+import { apiWiring } from '../adapters/wiring-api.js';
 import { localCredentials, wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../core/intake.js';
@@ -26,7 +26,10 @@ export interface LocalStackOptions {
   /** More environment for the handlers (provider, model, keys). */
   env?: Record<string, string | undefined>;
   onEvent?: (event: LocalEvent) => void;
-  /** Props of the stack whose definitions run locally (e.g. a lowered continue-as-new threshold). */
+  /**
+   * Props of the stack whose definitions run locally (e.g. a lowered continue-as-new threshold,
+   * a short approval timeout); its `approvalTools` apply to runs created through the local API.
+   */
   stackProps?: StepwiseStackProps;
   /** Wraps each Lambda handler module (fault injection in tests). */
   wrapHandler?: (name: string, handler: LocalHandler) => LocalHandler;
@@ -57,6 +60,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   const modules: Record<string, LocalHandler> = {
     inference: (await import('../handlers/inference.js')).handler,
     tool: (await import('../handlers/tool.js')).handler,
+    approval: (await import('../handlers/approval.js')).handler,
   };
   const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
   const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
@@ -74,9 +78,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   });
   const sfnApi = await startSfnApi(runtime);
 
-  // The intake talks to the local Step Functions endpoint through the real SFNClient.
-  const wiring = wire({ ...env, STEPWISE_SFN_ENDPOINT: sfnApi.url, STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator') });
-  const intake = intakeWiring(wiring);
+  // The intake and the API talk to the local Step Functions endpoint through the real SFNClient.
+  const approvalTools = options.stackProps?.approvalTools;
+  const wiring = wire({
+    ...env,
+    STEPWISE_SFN_ENDPOINT: sfnApi.url,
+    STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator'),
+    ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
+  });
+  const api = apiWiring(wiring);
   const deadLetters: unknown[] = [];
   const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
   // The rule: run requests on the bus go to the intake, as deployed.
@@ -84,13 +94,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     if (event.detailType !== runRequestedDetailType) return;
     await intakeEvent(
       { id: event.id, 'detail-type': event.detailType, source: event.source, time: event.time, detail: event.detail },
-      { ...intake, deadLetters: localDeadLetters },
+      { ...api, deadLetters: localDeadLetters },
     );
   };
   const app = createApi({
-    ...intake,
-    conversations: wiring.conversations,
-    workspaceFor: wiring.workspaceFor,
+    ...api,
     localEvents: {
       // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
       async put(entry) {
@@ -121,7 +129,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     },
     async close() {
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Runs at work finish first; a run that waits (or comes to wait) for a decision is stopped.
+      runtime.abandonWaits();
+      const abandon = setInterval(() => runtime.abandonWaits(), 200);
       await runtime.idle().catch(() => undefined);
+      clearInterval(abandon);
       await sfnApi.close();
       dynamo.destroy();
       await emulators.stop();

@@ -1,7 +1,7 @@
 /** The HTTP API on in-memory fakes, for route tests without I/O. */
 import { createApi } from '../../functions/api/app.js';
 import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
-import { MemoryConversationStore, MemoryRunStore, MemoryWorkspace } from './memory.js';
+import { MemoryApprovalStore, MemoryConversationStore, MemoryRunStore, MemoryWorkspace, RecordingTokens } from './memory.js';
 
 export class RecordingStarter implements RunStarter {
   readonly started: OrchestratorInput[] = [];
@@ -45,6 +45,8 @@ export function memoryApi() {
   const starter = new RecordingStarter();
   const idempotency = new MemoryIdempotency();
   const sessions = new MemorySessions();
+  const approvals = new MemoryApprovalStore();
+  const tokens = new RecordingTokens();
   let n = 0;
   const workspace = (id: string) => {
     let w = workspaces.get(id);
@@ -59,6 +61,8 @@ export function memoryApi() {
     sessions,
     newId: () => `run-${++n}`,
     workspaceFor: workspace,
+    approvals,
+    tokens,
   });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const init: RequestInit = { method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };
@@ -75,5 +79,5 @@ export function memoryApi() {
   };
   /** How many things were written anywhere: runs, starts, keys, session locks. */
   const writes = () => runs.runs.size + starter.started.length + idempotency.records.size + sessions.holders.size;
-  return { app, runs, conversations, workspace, starter, idempotency, sessions, request, writes };
+  return { app, runs, conversations, workspace, starter, idempotency, sessions, approvals, tokens, request, writes };
 }

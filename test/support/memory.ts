@@ -2,6 +2,7 @@
  * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
+import type { Approval, ApprovalStore, TaskTokens } from '../../functions/core/approvals.js';
 import type { Compaction } from '../../functions/core/compaction.js';
 import {
   type Conversation,
@@ -131,6 +132,57 @@ export class MemoryRunStore implements RunStore {
   async finish(runId: string, outcome: Partial<Run>): Promise<void> {
     const run = this.runs.get(runId);
     if (run) Object.assign(run, outcome);
+  }
+}
+
+export class MemoryApprovalStore implements ApprovalStore {
+  readonly approvals = new Map<string, Approval>();
+  /** The approval lists of runs, as the run records hold them. */
+  readonly policies = new Map<string, string[]>();
+
+  async toolsFor(runId: string): Promise<readonly string[]> {
+    return this.policies.get(runId) ?? [];
+  }
+
+  async get(runId: string, toolUseId: string): Promise<Approval | undefined> {
+    const approval = this.approvals.get(`${runId}/${toolUseId}`);
+    return approval && structuredClone(approval);
+  }
+
+  async list(runId: string): Promise<Approval[]> {
+    return [...this.approvals.values()].filter((a) => a.runId === runId).map((a) => structuredClone(a));
+  }
+
+  async open(approval: Approval): Promise<Approval> {
+    const key = `${approval.runId}/${approval.toolUseId}`;
+    if (!this.approvals.has(key)) this.approvals.set(key, structuredClone(approval));
+    return structuredClone(this.approvals.get(key) as Approval);
+  }
+
+  async attachToken(runId: string, toolUseId: string, token: string): Promise<'attached' | 'decided' | 'missing'> {
+    const approval = this.approvals.get(`${runId}/${toolUseId}`);
+    if (!approval) return 'missing';
+    if (approval.decision) return 'decided';
+    approval.token = token;
+    return 'attached';
+  }
+
+  async decide(runId: string, toolUseId: string, decision: Pick<Approval, 'decision' | 'reason' | 'decidedAt' | 'decidedBy'>) {
+    const approval = this.approvals.get(`${runId}/${toolUseId}`);
+    if (!approval || approval.decision) return { recorded: false, approval: approval && structuredClone(approval) };
+    Object.assign(approval, decision);
+    return { recorded: true, approval: structuredClone(approval) };
+  }
+}
+
+/** Task tokens that remember what they were sent; a token listed in `gone` no longer waits. */
+export class RecordingTokens implements TaskTokens {
+  readonly resumed: { token: string; output: unknown }[] = [];
+  readonly gone = new Set<string>();
+  async resume(token: string, output: unknown): Promise<boolean> {
+    if (this.gone.has(token)) return false;
+    this.resumed.push({ token, output });
+    return true;
   }
 }
 

@@ -1,0 +1,17 @@
+/** Wiring of the HTTP API function: the intake's parts, the stores it reads, and task tokens. */
+import type { ApiDeps } from '../api/app.js';
+import { SfnTaskTokens } from './sfn-task-tokens.js';
+import { intakeWiring, sfnClient } from './wiring-intake.js';
+import type { Wiring } from './wiring.js';
+
+/** The HTTP API's dependencies: one Step Functions client starts runs and answers task tokens. */
+export function apiWiring(wiring: Wiring): ApiDeps {
+  const sfn = sfnClient(wiring.env);
+  return {
+    ...intakeWiring(wiring, sfn),
+    conversations: wiring.conversations,
+    workspaceFor: wiring.workspaceFor,
+    approvals: wiring.approvals,
+    tokens: new SfnTaskTokens(sfn),
+  };
+}

@@ -1,0 +1,340 @@
+/**
+ * Human approval of risky tool calls. A run names the tools that need a reviewer's yes; when the
+ * model calls one of them, the loop pauses on that call until a person decides, or until the
+ * wait times out, which counts as a denial with reason `timeout`.
+ *
+ * The approval record is the source of truth. The state machine's task token only wakes the
+ * loop; the tool step applies whatever the record says. So a lost or stale token, a decision
+ * that lands before the token is stored, or a retried request never loses a decision, and a
+ * decision is recorded once (a conditional write), whoever tries second gets a 409.
+ */
+import { z } from 'zod';
+import { builtinTools } from './agents.js';
+import { AgentName, type ConversationStore, conversationIdOf } from './conversation.js';
+import { StepStateInvalid, StepwiseError } from './errors.js';
+import { toolUses } from './messages.js';
+import type { Run } from './runs.js';
+import { finishPlan } from './tools/finish-plan.js';
+
+/** Every tool an agent may call, by name. */
+export const toolNames: readonly string[] = [...builtinTools.map((tool) => tool.name), finishPlan.name];
+
+export const ToolName = z.enum(toolNames as [string, ...string[]]);
+
+/** Which tools need a reviewer's approval before they run (`POST /runs` `approvals`, and the run record). */
+export const ApprovalPolicy = z
+  .object({
+    tools: z
+      .array(ToolName)
+      .max(toolNames.length * 2)
+      .meta({ description: 'Tools whose calls wait for a reviewer; added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
+  })
+  .strict();
+export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
+
+/** The tools a run gates: the deployment's list and the run's own, each once, in a stable order. */
+export function gatedTools(deployment: readonly string[], requested: readonly string[] = []): string[] {
+  const wanted = new Set([...deployment, ...requested]);
+  return toolNames.filter((name) => wanted.has(name));
+}
+
+export const Decision = z.enum(['approve', 'deny']);
+export type Decision = z.infer<typeof Decision>;
+
+/** The body of `POST /runs/{runId}/approvals/{toolUseId}`. */
+export const DecisionBody = z
+  .object({
+    decision: Decision,
+    reason: z.string().trim().min(1, 'must not be empty when given').max(2000, 'must be at most 2000 characters').optional(),
+  })
+  .strict();
+export type DecisionBody = z.infer<typeof DecisionBody>;
+
+/** Tool inputs longer than this (as JSON) are shown cut in the approval request; the transcript has all of it. */
+export const approvalInputChars = 16_000;
+
+/** One approval request, as stored beside the run record. */
+export const Approval = z.object({
+  runId: z.string(),
+  toolUseId: z.string(),
+  agent: AgentName,
+  conversationId: z.string(),
+  /** The assistant message holding the call. */
+  seq: z.number().int().nonnegative(),
+  name: z.string(),
+  /** The call's input, or its JSON cut to `approvalInputChars` when `inputTruncated`. */
+  input: z.unknown(),
+  inputTruncated: z.boolean().optional(),
+  requestedAt: z.string(),
+  /** The task token of the newest wait on this call; absent until the loop waits. */
+  token: z.string().optional(),
+  decision: Decision.optional(),
+  reason: z.string().optional(),
+  decidedAt: z.string().optional(),
+  decidedBy: z.enum(['reviewer', 'timeout']).optional(),
+});
+export type Approval = z.infer<typeof Approval>;
+
+/** An undecided approval as `GET /runs/{runId}` shows it in `waitingFor`. */
+export const WaitingFor = z
+  .object({
+    toolUseId: z.string(),
+    name: z.string(),
+    input: z.unknown(),
+    inputTruncated: z.boolean().optional(),
+    requestedAt: z.string(),
+  })
+  .meta({ id: 'WaitingFor', description: 'A tool call waiting for a reviewer’s decision.' });
+export type WaitingFor = z.infer<typeof WaitingFor>;
+
+/** What `POST /runs/{runId}/approvals/{toolUseId}` answers. */
+export const DecisionRecorded = z
+  .object({ runId: z.string(), toolUseId: z.string(), decision: Decision, reason: z.string().optional(), decidedAt: z.string() })
+  .meta({ id: 'DecisionRecorded', description: 'The decision was recorded; the run goes on.' });
+export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
+
+/** Approval records. Every write is conditional, so a decision is made once. */
+export interface ApprovalStore {
+  /** The tools that need approval in a run: the run record's list, fixed when the run was created. */
+  toolsFor(runId: string): Promise<readonly string[]>;
+  get(runId: string, toolUseId: string): Promise<Approval | undefined>;
+  /** Every approval of a run, decided or not. */
+  list(runId: string): Promise<Approval[]>;
+  /** Creates the record unless one exists; returns the record that stands. */
+  open(approval: Approval): Promise<Approval>;
+  /** Stores the newest wait's token on an undecided record. */
+  attachToken(runId: string, toolUseId: string, token: string): Promise<'attached' | 'decided' | 'missing'>;
+  /** Records a decision unless one is recorded; returns the record that stands afterwards. */
+  decide(
+    runId: string,
+    toolUseId: string,
+    decision: Required<Pick<Approval, 'decision' | 'decidedAt' | 'decidedBy'>> & Pick<Approval, 'reason'>,
+  ): Promise<{ recorded: boolean; approval: Approval | undefined }>;
+}
+
+/** Wakes a state machine task that waits on a token (Step Functions `SendTaskSuccess`). */
+export interface TaskTokens {
+  /** `false` when the task no longer waits on that token (timed out, stopped, or waited again). */
+  resume(token: string, output: unknown): Promise<boolean>;
+}
+
+/** The record was decided while a wait was being set up: the loop goes on to the tool step. */
+export class ApprovalDecided extends StepwiseError {
+  override readonly name = 'ApprovalDecided';
+}
+
+/** No approval was requested for that call of that run. */
+export class ApprovalNotFound extends StepwiseError {
+  override readonly name = 'ApprovalNotFound';
+}
+
+/** The call was decided already. */
+export class ApprovalAlreadyDecided extends StepwiseError {
+  override readonly name = 'ApprovalAlreadyDecided';
+}
+
+/** The run has ended: nothing of it waits for a decision any more. */
+export class RunNotRunning extends StepwiseError {
+  override readonly name = 'RunNotRunning';
+}
+
+const stepFields = {
+  runId: z.string().min(1),
+  agent: AgentName,
+  conversationId: z.string().min(1).optional(),
+  seq: z.number().int().nonnegative(),
+  toolUseId: z.string().min(1),
+};
+
+/** The approval function's event: open the request, or store the token the loop waits on. */
+export const ApprovalStepInput = z.discriminatedUnion('step', [
+  z.object({ step: z.literal('request'), ...stepFields }),
+  z.object({ step: z.literal('await'), ...stepFields, token: z.string().min(1) }),
+]);
+export type ApprovalStepInput = z.infer<typeof ApprovalStepInput>;
+
+/** The detail of a `Stepwise Approval Requested` event (source `stepwise`). */
+export const ApprovalRequestedDetail = z.object({
+  runId: z.string(),
+  toolUseId: z.string(),
+  agent: AgentName,
+  name: z.string(),
+  input: z.unknown(),
+  inputTruncated: z.boolean().optional(),
+  requestedAt: z.string(),
+});
+export type ApprovalRequestedDetail = z.infer<typeof ApprovalRequestedDetail>;
+
+/** What the request step hands the state machine: whether to wait, and what to announce. */
+export type RequestOutcome = { decided: true } | { decided: false; detail: ApprovalRequestedDetail };
+
+export interface ApprovalDeps {
+  conversations: ConversationStore;
+  approvals: ApprovalStore;
+  clock?: () => Date;
+}
+
+const now = (clock?: () => Date) => (clock ?? (() => new Date()))().toISOString();
+
+/**
+ * Opens the approval request of one call (once, however often it runs) and returns the
+ * announcement. A call that is decided, or already answered, needs no wait.
+ */
+export async function requestApproval(
+  input: Extract<ApprovalStepInput, { step: 'request' }>,
+  deps: ApprovalDeps,
+): Promise<RequestOutcome> {
+  const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
+  const turn = await deps.conversations.loadTurn(conversationId, input.seq);
+  if (!turn || turn.message.role !== 'assistant') {
+    throw new StepStateInvalid(`Message ${input.seq} of ${conversationId} is not a stored assistant message.`);
+  }
+  const calls = toolUses(turn.message);
+  const index = calls.findIndex((c) => c.id === input.toolUseId);
+  const call = calls[index];
+  if (!call) throw new StepStateInvalid(`Message ${input.seq} has no tool call ${input.toolUseId}.`);
+  if (turn.results[index]) return { decided: true };
+
+  const shown = boundedInput(call.input);
+  const standing = await deps.approvals.open({
+    runId: input.runId,
+    toolUseId: call.id,
+    agent: input.agent,
+    conversationId,
+    seq: input.seq,
+    name: call.name,
+    ...shown,
+    requestedAt: now(deps.clock),
+  });
+  if (standing.conversationId !== conversationId || standing.seq !== input.seq) {
+    throw new StepStateInvalid(`Tool call id ${call.id} appears twice in run ${input.runId}; approvals are kept by tool call id.`);
+  }
+  if (standing.decision) return { decided: true };
+  return { decided: false, detail: announcement(standing) };
+}
+
+/** Stores the token the loop now waits on; throws `ApprovalDecided` when there is nothing to wait for. */
+export async function awaitDecision(
+  input: Extract<ApprovalStepInput, { step: 'await' }>,
+  deps: Pick<ApprovalDeps, 'approvals'>,
+): Promise<{ toolUseId: string; waiting: true }> {
+  const outcome = await deps.approvals.attachToken(input.runId, input.toolUseId, input.token);
+  if (outcome === 'missing') throw new StepStateInvalid(`Run ${input.runId} has no approval request for ${input.toolUseId}.`);
+  if (outcome === 'decided') throw new ApprovalDecided(`Tool call ${input.toolUseId} is decided already; nothing to wait for.`);
+  return { toolUseId: input.toolUseId, waiting: true };
+}
+
+/**
+ * A reviewer's decision: recorded once, then the waiting loop is woken. Deciding twice, an
+ * unknown call, or a run that has ended are refused with named errors.
+ */
+export async function decideApproval(
+  run: Pick<Run, 'runId' | 'status'>,
+  toolUseId: string,
+  body: DecisionBody,
+  deps: { approvals: ApprovalStore; tokens: TaskTokens; clock?: () => Date },
+): Promise<DecisionRecorded> {
+  if (run.status !== 'running') {
+    throw new RunNotRunning(`Run ${run.runId} is ${run.status}; approvals can be decided only while it runs.`);
+  }
+  const existing = await deps.approvals.get(run.runId, toolUseId);
+  if (!existing) throw new ApprovalNotFound(`Run ${run.runId} has no approval request for tool call ${toolUseId}.`);
+  if (existing.decision) {
+    // The earlier decision stands. Wake the loop again in case that wake-up was lost.
+    await wake(existing, deps.tokens).catch(() => undefined);
+    throw alreadyDecided(existing);
+  }
+  const { recorded, approval } = await deps.approvals.decide(run.runId, toolUseId, {
+    decision: body.decision,
+    decidedAt: now(deps.clock),
+    decidedBy: 'reviewer',
+    ...(body.reason ? { reason: body.reason } : {}),
+  });
+  if (!approval) throw new ApprovalNotFound(`Run ${run.runId} has no approval request for tool call ${toolUseId}.`);
+  if (!recorded) throw alreadyDecided(approval);
+  // Without a token the loop has not started waiting yet; it reads the decision when it does.
+  await wake(approval, deps.tokens);
+  return {
+    runId: run.runId,
+    toolUseId,
+    decision: body.decision,
+    ...(approval.reason ? { reason: approval.reason } : {}),
+    decidedAt: approval.decidedAt ?? '',
+  };
+}
+
+/**
+ * The decision that applies to a gated call when its tool step runs. A call still undecided
+ * here is one whose wait timed out: it is denied with reason `timeout`, once, so a reviewer who
+ * decides later is told it was decided.
+ */
+export async function settleApproval(
+  runId: string,
+  toolUseId: string,
+  deps: { approvals: Pick<ApprovalStore, 'get' | 'decide'>; clock?: () => Date },
+): Promise<Approval & { decision: Decision }> {
+  const record = await deps.approvals.get(runId, toolUseId);
+  if (!record) throw new StepStateInvalid(`Tool call ${toolUseId} of run ${runId} needs approval, but none was requested.`);
+  const settled = record.decision
+    ? record
+    : (await deps.approvals.decide(runId, toolUseId, { decision: 'deny', reason: 'timeout', decidedAt: now(deps.clock), decidedBy: 'timeout' }))
+        .approval;
+  if (!settled?.decision) throw new StepStateInvalid(`The approval of ${toolUseId} in run ${runId} could not be settled.`);
+  return { ...settled, decision: settled.decision };
+}
+
+/** The `is_error` tool result text the model gets for a denied call. */
+export function denialMessage(approval: Pick<Approval, 'reason' | 'decidedBy'>): string {
+  const why =
+    approval.decidedBy === 'timeout'
+      ? 'A reviewer denied this tool call: timeout (no reviewer decided in time).'
+      : approval.reason
+        ? `A reviewer denied this tool call: ${approval.reason}`
+        : 'A reviewer denied this tool call.';
+  return `${why}\nThe call was not run. Do not repeat it unchanged; choose another way or explain what you need.`;
+}
+
+/** The undecided approvals of a running run, oldest first. */
+export function waitingFor(approvals: Approval[]): WaitingFor[] {
+  return approvals
+    .filter((a) => !a.decision)
+    .sort((a, b) => (a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0))
+    .map((a) => ({
+      toolUseId: a.toolUseId,
+      name: a.name,
+      input: a.input,
+      ...(a.inputTruncated ? { inputTruncated: true } : {}),
+      requestedAt: a.requestedAt,
+    }));
+}
+
+function announcement(approval: Approval): ApprovalRequestedDetail {
+  return {
+    runId: approval.runId,
+    toolUseId: approval.toolUseId,
+    agent: approval.agent,
+    name: approval.name,
+    input: approval.input,
+    ...(approval.inputTruncated ? { inputTruncated: true } : {}),
+    requestedAt: approval.requestedAt,
+  };
+}
+
+/** A call's input as the reviewer sees it: whole, or its JSON cut when it is long. */
+function boundedInput(input: unknown): Pick<Approval, 'input' | 'inputTruncated'> {
+  const json = JSON.stringify(input ?? {});
+  if (json.length <= approvalInputChars) return { input: input ?? {} };
+  return { input: `${json.slice(0, approvalInputChars)}…`, inputTruncated: true };
+}
+
+async function wake(approval: Approval, tokens: TaskTokens): Promise<void> {
+  if (!approval.token || !approval.decision) return;
+  await tokens.resume(approval.token, { decision: approval.decision, ...(approval.reason ? { reason: approval.reason } : {}) });
+}
+
+function alreadyDecided(approval: Approval): ApprovalAlreadyDecided {
+  const by = approval.decidedBy === 'timeout' ? ' (no decision in time)' : approval.reason ? ` (${approval.reason})` : '';
+  return new ApprovalAlreadyDecided(
+    `Tool call ${approval.toolUseId} of run ${approval.runId} was already decided: ${approval.decision}${by} at ${approval.decidedAt}.`,
+  );
+}

@@ -1,0 +1,180 @@
+import { describe, expect, it } from 'vitest';
+import { ApprovalRequestedDetail } from '../../functions/core/approvals.js';
+import { approvalRequestedDetailType } from '../../functions/core/events.js';
+import type { RunView } from '../../functions/api/schemas.js';
+import { say, use } from '../support/agents.js';
+import { useLocalStack } from '../support/local-stack.js';
+
+// Every run of this deployment gates edit_file; runs add write_file themselves.
+const local = useLocalStack({}, { stackProps: { approvalTools: ['edit_file'] } });
+const gateWrites = { approvals: { tools: ['write_file'] } };
+
+async function start(goal: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const res = await local.post('/runs', { goal, mode: 'single', ...gateWrites, ...extra });
+  expect(res.status).toBe(202);
+  return String(res.body.runId);
+}
+
+/** Polls the run until `count` calls wait for a decision. */
+async function waitingOn(runId: string, count: number): Promise<RunView> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const run = (await local.get(`/runs/${runId}`)).body as unknown as RunView;
+    const tokens = local.stack.runtime.waitingTokens().filter((t) => t.executionArn.includes(runId));
+    if (run.waitingFor.length === count && tokens.length === count) return run;
+    if (run.status !== 'running' || Date.now() > deadline) {
+      throw new Error(`Run ${runId} is ${run.status}, waiting for ${JSON.stringify(run.waitingFor)}; expected ${count} waits.`);
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+const decide = (runId: string, toolUseId: string, body: unknown) => local.post(`/runs/${runId}/approvals/${toolUseId}`, body);
+const files = async (runId: string) => (await local.get(`/runs/${runId}/files`)).body.items as { path: string }[];
+const lastUserMessage = (tag: string, request: number) => local.book.requests.get(tag)?.[request]?.messages.at(-1)?.content as {
+  tool_use_id: string;
+  content: string;
+  is_error?: boolean;
+}[];
+
+describe('a tool call that needs approval', () => {
+  it('waits for a reviewer, announces itself, and runs only once approved', async () => {
+    const input = { path: 'notes.md', content: '# Notes\n' };
+    const tag = local.book.add('approve', { turn: use(['toolu_w', 'write_file', input]) }, { turn: say('Wrote notes.md.') });
+    const runId = await start(`${tag} Write notes.`);
+
+    const waiting = await waitingOn(runId, 1);
+    expect(waiting).toMatchObject({ status: 'running', approvals: { tools: ['write_file', 'edit_file'] } });
+    expect(waiting.waitingFor).toEqual([{ toolUseId: 'toolu_w', name: 'write_file', input, requestedAt: expect.any(String) }]);
+    expect(await files(runId)).toEqual([]);
+    expect(local.book.requests.get('approve')).toHaveLength(1);
+    const announced = local.stack.runtime.events.filter((e) => e.detailType === approvalRequestedDetailType && (e.detail as { runId: string }).runId === runId);
+    expect(announced).toHaveLength(1);
+    expect(announced[0]?.source).toBe('stepwise');
+    expect(ApprovalRequestedDetail.parse(announced[0]?.detail)).toEqual({
+      runId,
+      toolUseId: 'toolu_w',
+      agent: 'single',
+      name: 'write_file',
+      input,
+      requestedAt: waiting.waitingFor[0]?.requestedAt,
+    });
+
+    const decided = await decide(runId, 'toolu_w', { decision: 'approve' });
+    expect(decided).toEqual({ status: 202, body: { runId, toolUseId: 'toolu_w', decision: 'approve', decidedAt: expect.any(String) } });
+    const run = await local.waitFor(runId);
+
+    expect(run).toMatchObject({ status: 'succeeded', result: { response: 'Wrote notes.md.' }, waitingFor: [] });
+    expect(await files(runId)).toEqual([{ path: 'notes.md', size: 8 }]);
+    expect(lastUserMessage('approve', 1)).toEqual([{ type: 'tool_result', tool_use_id: 'toolu_w', content: 'Wrote 8 bytes to notes.md.', cache_control: { type: 'ephemeral' } }]);
+  });
+
+  it('is answered with a denial the model can read, reason included, and the loop goes on', async () => {
+    const tag = local.book.add(
+      'deny',
+      { turn: use(['toolu_d', 'write_file', { path: 'secrets.env', content: 'KEY=1' }]) },
+      { turn: say('Understood, I will not write it.') },
+    );
+    const runId = await start(`${tag} Write a secret.`);
+    await waitingOn(runId, 1);
+
+    expect((await decide(runId, 'toolu_d', { decision: 'deny', reason: 'no secrets in the workspace' })).body).toMatchObject({
+      decision: 'deny',
+      reason: 'no secrets in the workspace',
+    });
+    const run = await local.waitFor(runId);
+
+    expect(run.status).toBe('succeeded');
+    expect(await files(runId)).toEqual([]);
+    const [result] = lastUserMessage('deny', 1);
+    expect(result).toMatchObject({ tool_use_id: 'toolu_d', is_error: true });
+    expect(result?.content).toMatch(/^A reviewer denied this tool call: no secrets in the workspace\n/);
+  });
+
+  it('lets parallel calls be decided independently, and waits for all of them', async () => {
+    const tag = local.book.add(
+      'parallel',
+      {
+        turn: use(
+          ['toolu_a', 'write_file', { path: 'a.md', content: 'A' }],
+          ['toolu_c', 'calculator', { operation: 'add', a: 1, b: 2 }],
+          ['toolu_b', 'write_file', { path: 'b.md', content: 'B' }],
+        ),
+      },
+      { turn: say('Wrote a.md only.') },
+    );
+    const runId = await start(`${tag} Write two files.`);
+    const waiting = await waitingOn(runId, 2);
+    expect(waiting.waitingFor.map((w) => w.toolUseId).sort()).toEqual(['toolu_a', 'toolu_b']);
+
+    expect((await decide(runId, 'toolu_a', { decision: 'approve' })).status).toBe(202);
+    const stillWaiting = await waitingOn(runId, 1);
+    expect(stillWaiting.waitingFor.map((w) => w.toolUseId)).toEqual(['toolu_b']);
+    // The approved call ran; the model is not asked again while one call still waits.
+    for (let i = 0; i < 50 && (await files(runId)).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await files(runId)).toEqual([{ path: 'a.md', size: 1 }]);
+    expect(local.book.requests.get('parallel')).toHaveLength(1);
+
+    expect((await decide(runId, 'toolu_b', { decision: 'deny', reason: 'one file is enough' })).status).toBe(202);
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    expect(await files(runId)).toEqual([{ path: 'a.md', size: 1 }]);
+    const results = lastUserMessage('parallel', 1);
+    expect(results.map((r) => [r.tool_use_id, r.is_error === true])).toEqual([
+      ['toolu_a', false],
+      ['toolu_c', false],
+      ['toolu_b', true],
+    ]);
+    expect(results[2]?.content).toContain('A reviewer denied this tool call: one file is enough');
+  });
+
+  it('refuses a second decision (409), an unknown call (404), a bad body (400) and a finished run (409)', async () => {
+    const tag = local.book.add('twice', { turn: use(['toolu_t', 'edit_file', { path: 'x', old_string: 'a', new_string: 'b' }]) }, { turn: say('ok'), delayMs: 300 });
+    // edit_file is gated by the deployment, without the run asking.
+    const runId = await start(`${tag} Edit.`, { approvals: undefined });
+    await waitingOn(runId, 1);
+
+    expect(await decide(runId, 'toolu_nope', { decision: 'approve' })).toMatchObject({ status: 404, body: { error: { code: 'ApprovalNotFound' } } });
+    expect(await decide(runId, 'toolu_t', { decision: 'maybe' })).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'decision' }] } } });
+    expect(await decide('no-such-run', 'toolu_t', { decision: 'approve' })).toMatchObject({ status: 404, body: { error: { code: 'RunNotFound' } } });
+
+    const answers = await Promise.all([decide(runId, 'toolu_t', { decision: 'approve' }), decide(runId, 'toolu_t', { decision: 'deny' })]);
+    expect(answers.map((a) => a.status).sort()).toEqual([202, 409]);
+    const refused = answers.find((a) => a.status === 409);
+    expect(refused?.body).toMatchObject({ error: { code: 'ApprovalAlreadyDecided', message: expect.stringMatching(/already decided: (approve|deny)/) } });
+    expect((await decide(runId, 'toolu_t', { decision: 'deny' })).status).toBe(409);
+
+    await local.waitFor(runId);
+    expect(await decide(runId, 'toolu_t', { decision: 'approve' })).toMatchObject({ status: 409, body: { error: { code: 'RunNotRunning' } } });
+  });
+
+  it('ends cancelled when cancelled while waiting, and the session goes on with the call repaired', async () => {
+    const session = `approval-${Date.now()}`;
+    const tag = local.book.add(
+      'cancel',
+      { turn: use(['toolu_x', 'write_file', { path: 'late.md', content: 'never' }]) },
+      { turn: say('Picking up where we left off.') },
+    );
+    const runId = await start(`${tag} Write late.md.`, { sessionId: session });
+    await waitingOn(runId, 1);
+
+    expect((await local.post(`/runs/${runId}/cancel`, {})).status).toBe(202);
+    const cancelled = await local.waitFor(runId);
+    expect(cancelled).toMatchObject({ status: 'cancelled', phase: 'cancelled', waitingFor: [] });
+    expect(local.stack.runtime.waitingTokens()).toEqual([]);
+    expect(await decide(runId, 'toolu_x', { decision: 'approve' })).toMatchObject({ status: 409, body: { error: { code: 'RunNotRunning' } } });
+    expect(await files(runId)).toEqual([]);
+
+    const next = await local.run(`${tag} Carry on.`, { sessionId: session });
+    expect(next).toMatchObject({ status: 'succeeded', result: { response: 'Picking up where we left off.' } });
+    const [repaired] = lastUserMessage('cancel', 1);
+    expect(repaired).toMatchObject({ tool_use_id: 'toolu_x', is_error: true });
+    expect(repaired?.content).toMatch(/interrupted/);
+  });
+
+  it('runs calls of tools nobody gated without waiting', async () => {
+    const tag = local.book.add('ungated', { turn: use(['toolu_1', 'list_files', {}]) }, { turn: say('empty') });
+    const run = await local.run(`${tag} List.`, gateWrites);
+    expect(run).toMatchObject({ status: 'succeeded', waitingFor: [] });
+    expect(local.stack.runtime.events.filter((e) => e.detailType === approvalRequestedDetailType && (e.detail as { runId: string }).runId === run.runId)).toEqual([]);
+  });
+});
