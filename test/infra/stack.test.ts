@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { AwsSolutionsChecks } from 'cdk-nag';
@@ -110,6 +110,7 @@ describe('StepwiseStack', () => {
   it('runs every function on Node.js 22, ARM64, with tracing and its own log group', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     expect(Object.keys(functions).map((id) => id.replace(/[0-9A-F]{8}$/, '')).sort()).toEqual([
+      'ApprovalFunction',
       'FrontDoorApiFunction',
       'FrontDoorIntakeFunction',
       'InferenceFunction',
@@ -235,6 +236,7 @@ describe('StepwiseStack', () => {
       'GET /runs/{runId}/files/{path+}',
       'GET /runs/{runId}/messages',
       'POST /runs',
+      'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
     ]);
     for (const route of Object.values(routes) as { Properties: Record<string, unknown> }[]) {
@@ -273,10 +275,68 @@ describe('StepwiseStack', () => {
 
   it('lets the API start and stop only orchestrator executions', () => {
     const orchestratorRef = { Ref: logicalIdOf('OrchestratorStateMachine', 'AWS::StepFunctions::StateMachine') };
-    const states = statementsOf('FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => a.startsWith('states:')));
+    const states = statementsOf('FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => /^states:(Start|Stop)/.test(a)));
     expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StopExecution']);
     expect(states.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(orchestratorRef);
     expect(JSON.stringify(states.find((s) => s.Action === 'states:StopExecution')?.Resource)).toContain(':execution:');
+  });
+
+  it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
+    const loop = definitionOf('AgentLoop');
+    const processor = (loop.States as Record<string, { ItemProcessor: { StartAt: string; States: Record<string, Record<string, unknown>> } }>).Tools
+      ?.ItemProcessor;
+    const states = processor?.States ?? {};
+    expect(processor?.StartAt).toBe('NeedsApproval');
+    expect(states.NeedsApproval).toEqual({
+      Type: 'Choice',
+      Choices: [{ Variable: '$.needsApproval', BooleanEquals: true, Next: 'RequestApproval' }],
+      Default: 'Tool',
+    });
+    expect(states.RequestApproval).toMatchObject({ Type: 'Task', ResultPath: '$.approval', Next: 'AlreadyDecided' });
+    expect(states.AlreadyDecided).toMatchObject({ Choices: [{ Variable: '$.approval.decided', BooleanEquals: true, Next: 'Tool' }], Default: 'AnnounceApproval' });
+    const approvalFn = { 'Fn::GetAtt': [logicalIdOf('ApprovalFunction', 'AWS::Lambda::Function'), 'Arn'] };
+    const wait = states.AwaitDecision as { Retry: { ErrorEquals: string[] }[]; Catch: unknown[] } & Record<string, unknown>;
+    expect(wait).toMatchObject({
+      Type: 'Task',
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::lambda:invoke.waitForTaskToken']] },
+      Parameters: { FunctionName: approvalFn, Payload: { step: 'await', 'toolUseId.$': '$.toolUseId', 'token.$': '$$.Task.Token' } },
+      TimeoutSeconds: 86_400,
+      Next: 'Tool',
+    });
+    expect(wait.HeartbeatSeconds).toBeUndefined();
+    // A reviewer's silence is not a fault to retry: it ends in the tool step, denied with reason timeout.
+    expect(wait.Retry.flatMap((r) => r.ErrorEquals)).not.toContain('States.Timeout');
+    expect(wait.Catch).toEqual([{ ErrorEquals: ['States.Timeout', 'ApprovalDecided'], ResultPath: null, Next: 'Tool' }]);
+    expect(states.AnnounceApproval).toMatchObject({
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::events:putEvents']] },
+      Parameters: {
+        Entries: [
+          {
+            Source: 'stepwise',
+            DetailType: 'Stepwise Approval Requested',
+            'Detail.$': '$.approval.detail',
+            EventBusName: { 'Fn::GetAtt': [logicalIdOf('Bus', 'AWS::Events::EventBus'), 'Arn'] },
+          },
+        ],
+      },
+      Next: 'AwaitDecision',
+    });
+    expect(states.Tool).toMatchObject({ Parameters: { 'needsApproval.$': '$.needsApproval' }, End: true });
+
+    const shorter = new StepwiseStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Short', { approvalTimeout: Duration.minutes(10) });
+    const defs = Template.fromStack(shorter).findResources('AWS::StepFunctions::StateMachine');
+    expect(JSON.stringify(Object.values(defs))).toContain('\\"TimeoutSeconds\\":600');
+  });
+
+  it('lets only the API function answer the agent loop\'s task tokens', () => {
+    const loopRef = { Ref: logicalIdOf('AgentLoop', 'AWS::StepFunctions::StateMachine') };
+    const answering = Object.entries(template.findResources('AWS::IAM::Policy'))
+      .filter(([, p]) => /states:SendTask(Success|Failure)/.test(JSON.stringify(p)))
+      .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''));
+    expect(answering).toEqual(['FrontDoorApiRoleDefaultPolicy']);
+    const grant = statementsOf('FrontDoorApiRole').find((st) => [st.Action].flat().includes('states:SendTaskSuccess'));
+    expect([grant?.Action].flat()).toEqual(expect.arrayContaining(['states:SendTaskSuccess', 'states:SendTaskFailure']));
+    expect(grant?.Resource).toEqual(loopRef);
   });
 
   it('nests timeouts: one model call < the inference Lambda < its state, with no SDK retry deployed', () => {
@@ -308,7 +368,7 @@ describe('StepwiseStack', () => {
   });
 
   it('gives no function a wildcard action or a managed policy', () => {
-    for (const id of ['InferenceRole', 'ToolRole', 'WorkspaceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) {
+    for (const id of ['InferenceRole', 'ToolRole', 'ApprovalRole', 'WorkspaceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) {
       for (const s of statementsOf(id)) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
     }
     const roles = template.findResources('AWS::IAM::Role');

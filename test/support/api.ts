@@ -38,7 +38,7 @@ export class MemorySessions implements SessionLocks {
   }
 }
 
-export function memoryApi() {
+export function memoryApi(options: { approvalTools?: string[] } = {}) {
   const runs = new MemoryRunStore();
   const conversations = new MemoryConversationStore();
   const workspaces = new Map<string, MemoryWorkspace>();
@@ -63,6 +63,7 @@ export function memoryApi() {
     workspaceFor: workspace,
     approvals,
     tokens,
+    ...(options.approvalTools ? { approvalTools: options.approvalTools } : {}),
   });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const init: RequestInit = { method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };

@@ -128,6 +128,7 @@ describe('the run routes', () => {
       ['GET', '/runs/nope/files'],
       ['GET', '/runs/nope/files/a.txt'],
       ['POST', '/runs/nope/cancel'],
+      ['POST', '/runs/nope/approvals/toolu_1'],
     ] as const) {
       expect(await api.request(method, path)).toMatchObject({ status: 404, body: { error: { code: 'RunNotFound' } } });
     }
@@ -201,10 +202,115 @@ describe('GET /openapi.json', () => {
       'GET /runs/{runId}/files/{path}',
       'GET /runs/{runId}/messages',
       'POST /runs',
+      'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
     ]);
+    const decision = JSON.stringify((paths['/runs/{runId}/approvals/{toolUseId}'] as { post: unknown }).post);
+    expect(decision).toContain('"enum":["approve","deny"]');
+    const run = JSON.stringify((body.components as { schemas: Record<string, unknown> }).schemas.Run);
+    expect(run).toContain('"waitingFor"');
     const schema = JSON.stringify((paths['/runs'] as { post: unknown }).post);
     expect(schema).toContain('"maxLength":100000');
     expect(schema).toContain('"enum":["single","multi"]');
+  });
+});
+
+describe('approvals through the API', () => {
+  /** A running run whose call toolu_1 has an approval request (and, unless told, a wait on token-1). */
+  async function waitingRun(api: ReturnType<typeof memoryApi>, { waiting = true } = {}) {
+    await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: ['write_file'] } });
+    await api.approvals.open({
+      runId: 'run-1',
+      toolUseId: 'toolu_1',
+      agent: 'single',
+      conversationId: 'run/run-1/single',
+      seq: 1,
+      name: 'write_file',
+      input: { path: 'a.md', content: 'A' },
+      requestedAt: '2026-01-01T00:00:00.000Z',
+    });
+    if (waiting) await api.approvals.attachToken('run-1', 'toolu_1', 'token-1');
+  }
+
+  it('records a run\'s approval list, added to the deployment\'s, and refuses unknown tools', async () => {
+    const api = memoryApi({ approvalTools: ['edit_file'] });
+    await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: ['write_file', 'edit_file', 'write_file'] } });
+    expect((await api.runs.get('run-1'))?.approvals).toEqual({ tools: ['write_file', 'edit_file'] });
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    expect((await api.runs.get('run-2'))?.approvals).toEqual({ tools: ['edit_file'] });
+    expect((await memoryApi().request('POST', '/runs', { goal })).status).toBe(202);
+
+    const refused = await api.request('POST', '/runs', { goal, approvals: { tools: ['shell'] } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.tools.0' }] } } });
+    expect((await api.request('POST', '/runs', { goal, approvals: { tools: 'write_file' } })).status).toBe(400);
+    expect((await api.request('POST', '/runs', { goal, approvals: { tools: [], everything: true } })).status).toBe(400);
+  });
+
+  it('shows the undecided calls of a running run in waitingFor', async () => {
+    const api = memoryApi();
+    await waitingRun(api);
+    const run = await api.request('GET', '/runs/run-1');
+    expect(run.body.waitingFor).toEqual([
+      { toolUseId: 'toolu_1', name: 'write_file', input: { path: 'a.md', content: 'A' }, requestedAt: '2026-01-01T00:00:00.000Z' },
+    ]);
+    await api.request('POST', '/runs/run-1/cancel');
+    expect((await api.request('GET', '/runs/run-1')).body.waitingFor).toEqual([]);
+  });
+
+  it('records a decision once and resumes the waiting loop with it', async () => {
+    const api = memoryApi();
+    await waitingRun(api);
+    const first = await api.request('POST', '/runs/run-1/approvals/toolu_1', { decision: 'deny', reason: '  not now ' });
+    expect(first).toEqual({ status: 202, body: { runId: 'run-1', toolUseId: 'toolu_1', decision: 'deny', reason: 'not now', decidedAt: expect.any(String) } });
+    expect(api.tokens.resumed).toEqual([{ token: 'token-1', output: { decision: 'deny', reason: 'not now' } }]);
+    expect((await api.request('GET', '/runs/run-1')).body.waitingFor).toEqual([]);
+
+    const second = await api.request('POST', '/runs/run-1/approvals/toolu_1', { decision: 'approve' });
+    expect(second).toMatchObject({ status: 409, body: { error: { code: 'ApprovalAlreadyDecided', message: expect.stringContaining('already decided: deny (not now)') } } });
+    expect((await api.approvals.get('run-1', 'toolu_1'))?.decision).toBe('deny');
+  });
+
+  it('records a decision made before the loop waits, without a token to resume', async () => {
+    const api = memoryApi();
+    await waitingRun(api, { waiting: false });
+    expect((await api.request('POST', '/runs/run-1/approvals/toolu_1', { decision: 'approve' })).status).toBe(202);
+    expect(api.tokens.resumed).toEqual([]);
+  });
+
+  it('accepts a decision whose token no longer waits: the loop reads the record when it wakes', async () => {
+    const api = memoryApi();
+    await waitingRun(api);
+    api.tokens.gone.add('token-1');
+    expect((await api.request('POST', '/runs/run-1/approvals/toolu_1', { decision: 'approve' })).status).toBe(202);
+    expect((await api.approvals.get('run-1', 'toolu_1'))?.decision).toBe('approve');
+  });
+
+  it.each([
+    ['a missing decision', {}, 'decision'],
+    ['an unknown decision', { decision: 'maybe' }, 'decision'],
+    ['an empty reason', { decision: 'deny', reason: ' ' }, 'reason'],
+    ['a reason over 2,000 characters', { decision: 'deny', reason: 'x'.repeat(2001) }, 'reason'],
+    ['an unknown field', { decision: 'approve', by: 'me' }, '(body)'],
+  ])('refuses %s with a 400, deciding nothing', async (_name, body, path) => {
+    const api = memoryApi();
+    await waitingRun(api);
+    const res = await api.request('POST', '/runs/run-1/approvals/toolu_1', body);
+    expect(res).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed' } } });
+    expect(res.body.error?.issues?.map((i) => i.path)).toContain(path);
+    expect((await api.approvals.get('run-1', 'toolu_1'))?.decision).toBeUndefined();
+  });
+
+  it('answers 404 for a call with no approval request, and 409 once the run has ended', async () => {
+    const api = memoryApi();
+    await waitingRun(api);
+    expect(await api.request('POST', '/runs/run-1/approvals/toolu_2', { decision: 'approve' })).toMatchObject({
+      status: 404,
+      body: { error: { code: 'ApprovalNotFound', message: 'Run run-1 has no approval request for tool call toolu_2.' } },
+    });
+    await api.request('POST', '/runs/run-1/cancel');
+    expect(await api.request('POST', '/runs/run-1/approvals/toolu_1', { decision: 'approve' })).toMatchObject({
+      status: 409,
+      body: { error: { code: 'RunNotRunning', message: 'Run run-1 is cancelled; approvals can be decided only while it runs.' } },
+    });
   });
 });

@@ -61,7 +61,7 @@ describe('the agent loop over the steps', () => {
       say('ok'),
     );
     const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
-    expect(step).toEqual({ stopReason: 'tool_use', toolCalls: [{ id: 'toolu_a', name: 'calculator' }, { id: 'toolu_b', name: 'calculator' }], iteration: 0, seq: 1 });
+    expect(step).toEqual({ stopReason: 'tool_use', toolCalls: [{ id: 'toolu_a', name: 'calculator', needsApproval: false }, { id: 'toolu_b', name: 'calculator', needsApproval: false }], iteration: 0, seq: 1 });
     await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_b' }, core.deps);
     await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
     await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps);
