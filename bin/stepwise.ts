@@ -5,9 +5,10 @@
  * the standard AWS credential chain). --json prints the API's answers for scripts.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import type { Run } from '../functions/core/runs.js';
+import type { DecisionRecorded } from '../functions/core/approvals.js';
+import type { RunView } from '../functions/api/schemas.js';
 import { ApiFailure, StepwiseClient } from './cli/client.js';
-import { follow } from './cli/follow.js';
+import { describeWaiting, follow } from './cli/follow.js';
 
 const program = new Command()
   .name('stepwise')
@@ -25,6 +26,12 @@ function client(): StepwiseClient {
 const json = () => program.opts<{ json: boolean }>().json;
 const print = (value: unknown, human: () => string) => process.stdout.write(`${json() ? JSON.stringify(value, null, 2) : human()}\n`);
 
+function toolList(value: string): string[] {
+  const tools = value.split(',').map((t) => t.trim()).filter(Boolean);
+  if (!tools.length) throw new InvalidArgumentError('name at least one tool');
+  return tools;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
@@ -39,14 +46,16 @@ program
   .option('--session <id>', 'continue a single-mode session')
   .option('--max-iterations <n>', 'iteration limit per agent', positiveInt)
   .option('--idempotency-key <key>', 'repeat-safe key for this request')
+  .option('--require-approval <tools>', 'tools whose calls wait for your approval, comma-separated (e.g. write_file,edit_file)', toolList)
   .option('--follow', 'show progress until the run ends, then the result and files', false)
-  .action(async (goalWords: string[], opts: { mode: string; session?: string; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
+  .action(async (goalWords: string[], opts: { mode: string; session?: string; maxIterations?: number; idempotencyKey?: string; requireApproval?: string[]; follow: boolean }) => {
     const api = client();
     const body = {
       goal: goalWords.join(' '),
       mode: opts.mode,
       ...(opts.session ? { sessionId: opts.session } : {}),
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+      ...(opts.requireApproval ? { approvals: { tools: opts.requireApproval } } : {}),
     };
     const started = await api.call<{ runId: string }>('POST', '/runs', body, opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {});
     if (!opts.follow) {
@@ -65,7 +74,7 @@ program
   .description("a run's state")
   .argument('<runId>')
   .action(async (runId: string) => {
-    const run = await client().call<Run>('GET', `/runs/${runId}`);
+    const run = await client().call<RunView>('GET', `/runs/${runId}`);
     print(run, () => summary(run));
     if (run.status === 'failed') process.exitCode = 1;
   });
@@ -124,8 +133,26 @@ program
     print(answer, () => `${answer.runId} ${answer.status}`);
   });
 
-function summary(run: Run, files?: { path: string; size: number }[]): string {
+for (const decision of ['approve', 'deny'] as const) {
+  program
+    .command(decision)
+    .description(`${decision} a tool call that waits for a reviewer (see waitingFor in status)`)
+    .argument('<runId>')
+    .argument('<toolUseId>')
+    .option('--reason <text>', decision === 'deny' ? 'why, for the model to read' : 'a note kept with the decision')
+    .action(async (runId: string, toolUseId: string, opts: { reason?: string }) => {
+      const answer = await client().call<DecisionRecorded>(
+        'POST',
+        `/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(toolUseId)}`,
+        { decision, ...(opts.reason ? { reason: opts.reason } : {}) },
+      );
+      print(answer, () => `${answer.toolUseId} ${decision === 'approve' ? 'approved' : 'denied'}${answer.reason ? ` (${answer.reason})` : ''}`);
+    });
+}
+
+function summary(run: RunView, files?: { path: string; size: number }[]): string {
   const lines = [`${run.runId} · ${run.mode} · ${run.status} · phase ${run.phase}`];
+  for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting).trimStart());
   if (run.plan) lines.push(`plan: ${run.plan.steps.length} steps for "${run.plan.goal}"`);
   if (run.result) lines.push('', run.result.response);
   if (run.error) lines.push(`error: ${run.error.code}${run.error.agent ? ` (${run.error.agent})` : ''}: ${run.error.message}`);

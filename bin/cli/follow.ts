@@ -1,8 +1,9 @@
 /**
  * Live progress of a run for a person at a terminal: phase and agent changes, each tool call
- * as it happens, iterations and token usage, then the result and the files written.
+ * as it happens, calls waiting for approval (with the command that decides them), iterations
+ * and token usage, then the result and the files written.
  */
-import type { Run } from '../../functions/core/runs.js';
+import type { RunView } from '../../functions/api/schemas.js';
 import type { StepwiseClient } from './client.js';
 
 interface MessageItem {
@@ -28,17 +29,23 @@ export function describeToolCall(name: string, input: unknown): string {
   return key ? `${name} ${String(fields[key])}` : name;
 }
 
+/** A call waiting for a reviewer, with the commands that decide it. */
+export function describeWaiting(runId: string, waiting: RunView['waitingFor'][number]): string {
+  return `  ⏸ ${describeToolCall(waiting.name, waiting.input)} awaits approval: stepwise approve|deny ${runId} ${waiting.toolUseId} [--reason …]`;
+}
+
 /** Polls the run until it stops and prints what changed; returns the final run. */
-export async function follow(client: StepwiseClient, runId: string, options: FollowOptions = {}): Promise<Run> {
+export async function follow(client: StepwiseClient, runId: string, options: FollowOptions = {}): Promise<RunView> {
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const interval = options.intervalMs ?? 500;
   const deadline = Date.now() + (options.timeoutMs ?? 24 * 60 * 60 * 1000);
   let lastPhase = '';
   let lastAgent = '';
   const seen = new Map<string, number>();
-  let run: Run;
+  const announced = new Set<string>();
+  let run: RunView;
   for (;;) {
-    run = await client.call<Run>('GET', `/runs/${runId}`);
+    run = await client.call<RunView>('GET', `/runs/${runId}`);
     const agent = run.currentAgent ?? '';
     if (run.phase !== lastPhase || agent !== lastAgent) {
       write(`phase ${run.phase}${agent ? ` · ${agent}` : ''}`);
@@ -55,6 +62,11 @@ export async function follow(client: StepwiseClient, runId: string, options: Fol
       for (const block of item.content) {
         if (block.type === 'tool_use' && block.name) write(`  → ${item.agent}: ${describeToolCall(block.name, block.input)}`);
       }
+    }
+    for (const waiting of run.waitingFor ?? []) {
+      if (announced.has(waiting.toolUseId)) continue;
+      announced.add(waiting.toolUseId);
+      write(describeWaiting(runId, waiting));
     }
     if (run.status !== 'running') break;
     if (Date.now() > deadline) break;

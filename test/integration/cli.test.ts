@@ -5,18 +5,31 @@ import { useLocalStack } from '../support/local-stack.js';
 
 const local = useLocalStack();
 
-/** Runs the stepwise CLI as a person would, against the local server. */
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', '--endpoint', local.stack.url, ...args], {
-      env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
+/** Starts the stepwise CLI as a person would, against the local server; its output so far is readable while it runs. */
+function cliLive(...args: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', '--endpoint', local.stack.url, ...args], {
+    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
   });
+  const out = { stdout: '', stderr: '' };
+  child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('close', (code) => resolve({ code, ...out })),
+  );
+  return { out, done };
+}
+
+/** Runs the stepwise CLI to the end. */
+function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return cliLive(...args).done;
+}
+
+async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`Timed out waiting for ${what}.`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
@@ -56,6 +69,41 @@ describe('the stepwise CLI', () => {
     const invalid = await cli('run', ' ', '--mode', 'swarm');
     expect(invalid.code).toBe(1);
     expect(invalid.stderr).toMatch(/^error: ValidationFailed: The run request is invalid. \(goal: must not be empty; mode: /);
+  }, 60_000);
+
+  it('shows calls waiting for approval while following, and decides them with approve and deny', async () => {
+    const tag = local.book.add(
+      'cli-approval',
+      {
+        turn: use(
+          ['toolu_keep', 'write_file', { path: 'keep.md', content: 'keep' }],
+          ['toolu_drop', 'write_file', { path: 'drop.md', content: 'drop' }],
+        ),
+      },
+      { turn: say('Kept one file.') },
+    );
+    const following = cliLive('run', `${tag} Write two files.`, '--mode', 'single', '--require-approval', 'write_file', '--follow');
+    await until(() => (following.out.stdout.match(/⏸/g) ?? []).length === 2, 'two calls waiting for approval');
+    const runId = /^run (\S+)$/m.exec(following.out.stdout)?.[1] ?? '';
+    expect(following.out.stdout).toContain(`  ⏸ write_file keep.md awaits approval: stepwise approve|deny ${runId} toolu_keep [--reason …]`);
+    expect(following.out.stdout).toContain(`  ⏸ write_file drop.md awaits approval: stepwise approve|deny ${runId} toolu_drop [--reason …]`);
+    expect((await cli('status', runId)).stdout).toContain(`⏸ write_file keep.md awaits approval`);
+
+    expect(await cli('approve', runId, 'toolu_keep')).toEqual({ code: 0, stdout: 'toolu_keep approved\n', stderr: '' });
+    // The run still waits for the other call, so this is a second decision, refused.
+    const again = await cli('deny', runId, 'toolu_keep');
+    expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/^error: ApprovalAlreadyDecided: Tool call toolu_keep of run \S+ was already decided: approve/)]);
+    expect(await cli('deny', runId, 'toolu_drop', '--reason', 'one file is enough')).toEqual({
+      code: 0,
+      stdout: 'toolu_drop denied (one file is enough)\n',
+      stderr: '',
+    });
+
+    const { code, stdout } = await following.done;
+    expect(code).toBe(0);
+    expect(stdout).toContain('  ✗ single: A reviewer denied this tool call: one file is enough');
+    expect(stdout).toContain('Kept one file.');
+    expect(stdout).toContain('files: keep.md');
   }, 60_000);
 
   it('prints status, files and a file, and JSON for scripts', async () => {
