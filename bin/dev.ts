@@ -2,16 +2,23 @@
 /**
  * `npm run dev`: Stepwise on this machine. DynamoDB and S3 emulators on loopback (data under
  * .stepwise/data, kept across restarts), the synthesized state machines in the local runtime,
- * the HTTP API on PORT (default 8787).
+ * the HTTP API on PORT (default 8787). STEPWISE_APPROVAL_TOOLS (comma-separated) and
+ * STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the cdk.json approval settings.
  */
 import { resolve } from 'node:path';
+import { Duration } from 'aws-cdk-lib';
 import { startLocalStack } from '../functions/local/stack.js';
 
 const port = Number(process.env.PORT ?? 8787);
+const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
+if (timeout !== undefined && !/^[1-9]\d{0,6}$/.test(timeout)) {
+  throw new Error(`STEPWISE_APPROVAL_TIMEOUT must be a whole number of seconds (1 to 2,147,483), not "${timeout}".`);
+}
 const stack = await startLocalStack({
   port,
   dataDir: resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data'),
   onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
+  ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
 });
 const provider = process.env.STEPWISE_PROVIDER ?? 'anthropic';
 process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
