@@ -22,6 +22,11 @@ describe('every route under generated input', () => {
       fc.record({ method: fc.constant('GET'), path: fc.tuple(fc.constantFrom('run-1', 'nope'), nasty).map(([id, p]) => `/runs/${id}/files/${p}`) }),
       fc.record({ method: fc.constant('GET'), path: fc.tuple(fc.constantFrom('run-1', 'nope'), fc.dictionary(fc.string({ maxLength: 8 }), nasty)).map(([id, q]) => `/runs/${id}/messages?${new URLSearchParams(q)}`) }),
       fc.record({ method: fc.constant('POST'), path: nasty.map((p) => `/runs/${encodeURIComponent(p)}/cancel`) }),
+      fc.record({
+        method: fc.constant('POST'),
+        path: fc.tuple(fc.constantFrom('run-1', 'nope'), nasty).map(([id, p]) => `/runs/${id}/approvals/${encodeURIComponent(p)}`),
+        body: fc.oneof(fc.json(), fc.record({ decision: fc.oneof(fc.constantFrom('approve', 'deny'), fc.string()), reason: nasty }, { requiredKeys: [] }).map((b) => JSON.stringify(b))),
+      }),
       fc.record({ method: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH'), path: fc.constantFrom('/runs', '/openapi.json', '/health', '/runs/run-1') }),
       fc.record({ method: fc.constant('POST'), path: fc.constant('/runs'), body: fc.oneof(fc.json(), fc.string(), fc.anything().map((v) => JSON.stringify(v ?? null))) }),
     );
