@@ -147,8 +147,9 @@ export function createApi(deps: ApiDeps): Hono {
 
   app.get('/runs/:runId', async (c) => {
     const run = await loadRun(c.req.param('runId'));
-    // Only a running run waits; the requests of an ended (e.g. cancelled) run are moot.
-    const waiting = run.status === 'running' ? waitingFor(await deps.approvals.list(run.runId)) : [];
+    // Only a running run that gates tools can wait; the requests of an ended (e.g. cancelled) run are moot.
+    const gates = run.status === 'running' && (run.approvals?.tools.length ?? 0) > 0;
+    const waiting = gates ? waitingFor(await deps.approvals.list(run.runId)) : [];
     return c.json({ ...run, waitingFor: waiting } satisfies RunView);
   });
 

@@ -239,6 +239,8 @@ export class LocalRuntime {
       })
       .finally(() => {
         execution.stopDate ??= new Date();
+        // A Map that failed leaves its other items' waits behind; their tokens are void now.
+        this.endWaits(executionArn, 'The execution ended.');
       })
       .then(() => watch.catch(() => undefined));
     this.executions.set(executionArn, { execution, done, abort: run.abort });
@@ -381,14 +383,15 @@ export class LocalRuntime {
       executionArn,
       resolve: (output) => (end(), resolve(output)),
       reject: (error) => (end(), reject(error)),
-      timers: [setTimeout(end, timeoutSeconds * 1000)],
+      // Timers never keep the process alive: a wait ends with its execution anyway.
+      timers: [setTimeout(end, timeoutSeconds * 1000).unref()],
       beat: () => {
         if (heartbeatSeconds === undefined) return;
         clearTimeout(wait.timers[1]);
         wait.timers[1] = setTimeout(
           () => wait.reject(new TaskError('States.Timeout', `No heartbeat within ${heartbeatSeconds} seconds.`)),
           heartbeatSeconds * 1000,
-        );
+        ).unref();
       },
     };
     wait.beat();
