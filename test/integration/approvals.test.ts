@@ -171,6 +171,25 @@ describe('a tool call that needs approval', () => {
     expect(repaired?.content).toMatch(/interrupted/);
   });
 
+  it('gates the Coder of a multi-agent run the same way', async () => {
+    const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
+    const tag = local.book.add(
+      'multi',
+      { turn: use(['toolu_plan', 'finish_plan', plan]) },
+      { turn: use(['toolu_cw', 'write_file', { path: 'notes.md', content: '# Notes\n' }]) },
+      { turn: say('Done.') },
+    );
+    const runId = await start(`${tag} Write notes.`, { mode: 'multi' });
+    const waiting = await waitingOn(runId, 1);
+    expect(waiting).toMatchObject({ phase: 'executing', currentAgent: 'coder', waitingFor: [{ toolUseId: 'toolu_cw', name: 'write_file' }] });
+    const event = local.stack.runtime.events.find((e) => e.detailType === approvalRequestedDetailType && (e.detail as { runId: string }).runId === runId);
+    expect(event?.detail).toMatchObject({ agent: 'coder', toolUseId: 'toolu_cw' });
+
+    await decide(runId, 'toolu_cw', { decision: 'approve', reason: 'looks right' });
+    expect(await local.waitFor(runId)).toMatchObject({ status: 'succeeded', iterations: { architect: 1, coder: 2 } });
+    expect(await files(runId)).toEqual([{ path: 'notes.md', size: 8 }]);
+  });
+
   it('runs calls of tools nobody gated without waiting', async () => {
     const tag = local.book.add('ungated', { turn: use(['toolu_1', 'list_files', {}]) }, { turn: say('empty') });
     const run = await local.run(`${tag} List.`, gateWrites);
