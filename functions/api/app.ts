@@ -2,9 +2,8 @@
  * The HTTP API of DESIGN §4 as one Hono app: the same app behind API Gateway and in
  * `npm run dev`. Handlers are thin: parse, call the core, map the answer or a typed error.
  */
-import { Hono } from 'hono';
+import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import type { Context } from 'hono';
 import { z } from 'zod';
 import {
   ApprovalAlreadyDecided,
@@ -75,15 +74,14 @@ function issuesOf(error: z.ZodError): { path: string; message: string }[] {
   return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
 }
 
-/** The request's JSON body; a body sent as anything but JSON is refused. */
-async function jsonBody(c: Context): Promise<unknown> {
+/** Refuses a body sent as anything but JSON. */
+function requireJson(c: Context): void {
   const type = c.req.header('content-type') ?? '';
   if (!/^application\/json\b/i.test(type)) {
     throw new ApiError(400, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".', [
       { path: 'Content-Type', message: `must be application/json, not "${type || '(none)'}"` },
     ]);
   }
-  return parseJson(await c.req.text());
 }
 
 /** The HTTP status of each error the core names for a client's mistake. */
@@ -116,6 +114,7 @@ export function createApi(deps: ApiDeps): Hono {
   app.get('/openapi.json', (c) => c.json(document));
 
   app.post('/runs', async (c) => {
+    requireJson(c);
     const key = c.req.header('idempotency-key');
     const parsedKey = key === undefined ? undefined : IdempotencyKey.safeParse(key);
     if (parsedKey && !parsedKey.success) {
@@ -123,7 +122,7 @@ export function createApi(deps: ApiDeps): Hono {
         { path: 'Idempotency-Key', message: parsedKey.error.issues[0]?.message ?? 'invalid' },
       ]);
     }
-    const parsed = CreateRunBody.safeParse(await jsonBody(c));
+    const parsed = CreateRunBody.safeParse(parseJson(await c.req.text()));
     if (!parsed.success) throw new ApiError(400, 'ValidationFailed', 'The run request is invalid.', issuesOf(parsed.error));
     return c.json(await createRun(parsed.data, deps, parsedKey?.success ? { idempotencyKey: parsedKey.data } : {}), 202);
   });
@@ -157,7 +156,8 @@ export function createApi(deps: ApiDeps): Hono {
     const run = await loadRun(c.req.param('runId'));
     const toolUseId = ToolUseId.safeParse(c.req.param('toolUseId'));
     if (!toolUseId.success) throw new ApiError(400, 'ValidationFailed', 'The tool call id is invalid.', [{ path: 'toolUseId', message: toolUseId.error.issues[0]?.message ?? 'invalid' }]);
-    const body = DecisionBody.safeParse(await jsonBody(c));
+    requireJson(c);
+    const body = DecisionBody.safeParse(parseJson(await c.req.text()));
     if (!body.success) throw new ApiError(400, 'ValidationFailed', 'The decision is invalid.', issuesOf(body.error));
     return c.json(await decideApproval(run, toolUseId.data, body.data, deps), 202);
   });
