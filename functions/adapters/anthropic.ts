@@ -62,22 +62,30 @@ export class AnthropicProvider implements ModelProvider {
     } catch (error) {
       throw mapError(error);
     }
-    const stopReason = StopReason.safeParse(response.stop_reason);
-    if (!stopReason.success) {
-      throw new ModelRequestInvalid(`The model answered with an unknown stop_reason "${response.stop_reason}".`);
-    }
-    return {
-      message: { role: 'assistant', content: z.array(ContentBlock).parse(response.content) },
-      stopReason: stopReason.data,
-      usage: {
-        inputTokens: response.usage.input_tokens,
-        outputTokens: response.usage.output_tokens,
-        cacheReadInputTokens: response.usage.cache_read_input_tokens ?? 0,
-        cacheCreationInputTokens: response.usage.cache_creation_input_tokens ?? 0,
-      },
-      model: response.model,
-    };
+    return fromWire(response);
   }
+}
+
+/**
+ * The provider-neutral answer: content kept verbatim (invariant 12), usage with cache figures.
+ * Shared by every provider that speaks the Messages API (Anthropic, Bedrock).
+ */
+export function fromWire(response: Anthropic.Message): ModelResponse {
+  const stopReason = StopReason.safeParse(response.stop_reason);
+  if (!stopReason.success) {
+    throw new ModelRequestInvalid(`The model answered with an unknown stop_reason "${response.stop_reason}".`);
+  }
+  return {
+    message: { role: 'assistant', content: z.array(ContentBlock).parse(response.content) },
+    stopReason: stopReason.data,
+    usage: {
+      inputTokens: response.usage.input_tokens,
+      outputTokens: response.usage.output_tokens,
+      cacheReadInputTokens: response.usage.cache_read_input_tokens ?? 0,
+      cacheCreationInputTokens: response.usage.cache_creation_input_tokens ?? 0,
+    },
+    model: response.model,
+  };
 }
 
 /**

@@ -72,6 +72,15 @@ export class ModelRequestInvalid extends StepwiseError {
 }
 
 /**
+ * The deployment may not use the model (Bedrock: no IAM grant, or model access not enabled in
+ * the account). Retrying cannot help; the message names the model and what to enable.
+ */
+export class ModelAccessDenied extends StepwiseError {
+  override readonly name = 'ModelAccessDenied';
+  readonly status = 403;
+}
+
+/**
  * The model answered with no content at all. Nothing is stored (an empty assistant message
  * would make every later request invalid); the step is retried like a transient fault.
  */

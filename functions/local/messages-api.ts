@@ -112,7 +112,8 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
   };
 }
 
-function messageBody(request: WireRequest, turn: ScriptedTurn, n: number): Record<string, unknown> {
+/** The Messages API's answer to `request` with a scripted turn (the Bedrock stand-in sends the same body). */
+export function messageBody(request: WireRequest, turn: ScriptedTurn, n: number): Record<string, unknown> {
   return {
     id: `msg_local_${n}`,
     type: 'message',
