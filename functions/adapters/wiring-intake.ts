@@ -28,6 +28,7 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
+    ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { allowedModels: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),
   };
 }
 

@@ -20,13 +20,24 @@ import { S3Workspace } from './s3-workspace.js';
 export const Env = z.object({
   STEPWISE_TABLE: z.string().min(1),
   STEPWISE_BUCKET: z.string().min(1),
-  STEPWISE_PROVIDER: z.enum(['anthropic', 'scripted']).default('anthropic'),
+  STEPWISE_PROVIDER: z.enum(['anthropic', 'bedrock', 'scripted']).default('anthropic'),
   STEPWISE_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
   STEPWISE_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
   /** The model's context window, in tokens; the conversation is compacted before it fills. */
   STEPWISE_CONTEXT_WINDOW_TOKENS: z.coerce.number().int().positive().default(defaultContextPolicy.windowTokens),
   /** The share of the window at which older turns are summarized. */
   STEPWISE_COMPACT_AT: z.coerce.number().positive().max(1).default(defaultContextPolicy.compactAt),
+  /**
+   * The models a run may ask for, comma-separated (API and intake functions). Unset, any model:
+   * the deployed stack always sets it, to the deployment's model unless cdk.json lists more.
+   */
+  STEPWISE_ALLOWED_MODELS: z
+    .string()
+    .optional()
+    .transform((list) => {
+      const models = (list ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+      return models.length ? models : undefined;
+    }),
   /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
   STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   /** The SDK's own retries of one model call; 0 when deployed, where the state machine retries. */
@@ -42,6 +53,8 @@ export const Env = z.object({
   STEPWISE_DYNAMODB_ENDPOINT: z.string().url().optional(),
   STEPWISE_S3_ENDPOINT: z.string().url().optional(),
   STEPWISE_SFN_ENDPOINT: z.string().url().optional(),
+  /** The local Bedrock stand-in (`functions/local/bedrock-api.ts`), signed with the emulators' fixed pair. */
+  STEPWISE_BEDROCK_ENDPOINT: z.string().url().optional(),
   /** The orchestrator state machine (API and intake functions). */
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
   /** The queue for events that fail validation (intake function). */

@@ -16,11 +16,11 @@ import {
 } from '../core/approvals.js';
 import { type AgentName, type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { StepwiseError } from '../core/errors.js';
-import { IdempotencyConflict, type IntakeDeps, SessionBusy, cancelRun, createRun } from '../core/intake.js';
+import { IdempotencyConflict, type IntakeDeps, SessionBusy, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { RunStore } from '../core/runs.js';
 import { PathRejected, type Workspace } from '../core/workspace.js';
 import { openApiDocument } from './openapi.js';
-import { CreateRunBody, DecisionBody, type ErrorBody, IdempotencyKey, MessagesQuery, type RunView, ToolUseId } from './schemas.js';
+import { DecisionBody, type ErrorBody, IdempotencyKey, MessagesQuery, type RunView, ToolUseId } from './schemas.js';
 
 export interface ApiDeps extends IntakeDeps {
   runs: RunStore;
@@ -111,6 +111,8 @@ export function createApi(deps: ApiDeps): Hono {
   app.get('/health', (c) => c.json({ ok: true }));
 
   const document = openApiDocument();
+  // The deployment's list of models (STEPWISE_ALLOWED_MODELS) is part of the body's schema.
+  const runBody = createRunBody(deps.allowedModels);
   app.get('/openapi.json', (c) => c.json(document));
 
   app.post('/runs', async (c) => {
@@ -122,7 +124,7 @@ export function createApi(deps: ApiDeps): Hono {
         { path: 'Idempotency-Key', message: parsedKey.error.issues[0]?.message ?? 'invalid' },
       ]);
     }
-    const parsed = CreateRunBody.safeParse(parseJson(await c.req.text()));
+    const parsed = runBody.safeParse(parseJson(await c.req.text()));
     if (!parsed.success) throw new ApiError(400, 'ValidationFailed', 'The run request is invalid.', issuesOf(parsed.error));
     return c.json(await createRun(parsed.data, deps, parsedKey?.success ? { idempotencyKey: parsedKey.data } : {}), 202);
   });

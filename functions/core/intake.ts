@@ -13,35 +13,56 @@ import type { Run, RunStore } from './runs.js';
 export const maxGoalChars = 100_000;
 export const defaultMaxIterations = 25;
 
-const runRequestFields = {
-  goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
+const modelId = z.string().min(1).max(200);
+
+/** `model`, limited to the models a deployment allows when it names them. */
+function modelField(allowed?: readonly string[]) {
+  if (!allowed) return modelId.optional();
+  return modelId
+    .refine((model) => allowed.includes(model), { message: `must be one of the models this deployment allows: ${allowed.join(', ')}` })
+    .optional();
+}
+
+function runRequestFields(allowedModels?: readonly string[]) {
+  return {
+    goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
     mode: z.enum(['single', 'multi']).default('multi'),
     sessionId: z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_" or "-"')
       .optional(),
     maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
-    model: z.string().min(1).max(200).optional(),
+    model: modelField(allowedModels),
     approvals: ApprovalPolicy.optional(),
-};
+  };
+}
 
 const sessionsAreSingle = {
   check: (body: { sessionId?: string | undefined; mode: 'single' | 'multi' }) => !(body.sessionId && body.mode === 'multi'),
   params: { path: ['sessionId'], message: 'sessions continue single-mode conversations; use mode "single" with a sessionId' },
 };
 
-/** The body of `POST /runs`. */
-export const CreateRunBody = z.object(runRequestFields).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
+/** The body of `POST /runs`, with the deployment's list of models applied when it has one. */
+export function createRunBody(allowedModels?: readonly string[]) {
+  return z.object(runRequestFields(allowedModels)).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
+}
+
+/** The body of `POST /runs`, any model allowed (the OpenAPI document's schema). */
+export const CreateRunBody = createRunBody();
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
 /** Executions are named `<runId>-<agent>-<iteration>`; Step Functions allows 80 characters. */
 export const ClientRunId = z.string().regex(/^[A-Za-z0-9_-]{1,56}$/, 'must be 1-56 letters, digits, "_" or "-"');
 
 /** The detail of a `Stepwise Run Requested` event: the `POST /runs` body plus an optional client run id. */
-export const RunRequestedDetail = z
-  .object({ ...runRequestFields, runId: ClientRunId.optional() })
-  .strict()
-  .refine(sessionsAreSingle.check, sessionsAreSingle.params);
+export function runRequestedDetail(allowedModels?: readonly string[]) {
+  return z
+    .object({ ...runRequestFields(allowedModels), runId: ClientRunId.optional() })
+    .strict()
+    .refine(sessionsAreSingle.check, sessionsAreSingle.params);
+}
+
+export const RunRequestedDetail = runRequestedDetail();
 export type RunRequestedDetail = z.infer<typeof RunRequestedDetail>;
 
 export const runRequestedDetailType = 'Stepwise Run Requested';
@@ -98,6 +119,8 @@ export interface IntakeDeps {
   sessions?: SessionLocks;
   /** Tools that need a reviewer's approval in every run of this deployment; a run may add more. */
   approvalTools?: readonly string[];
+  /** The models a run may ask for; any when absent. Checked where bodies are validated. */
+  allowedModels?: readonly string[];
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -221,7 +244,7 @@ export type IntakeOutcome = { accepted: true; runId: string } | { accepted: fals
  */
 export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLetters: DeadLetters }): Promise<IntakeOutcome> {
   const envelope = z.object({ 'detail-type': z.literal(runRequestedDetailType), detail: z.unknown() }).safeParse(event);
-  const detail = envelope.success ? RunRequestedDetail.safeParse(envelope.data.detail) : undefined;
+  const detail = envelope.success ? runRequestedDetail(deps.allowedModels).safeParse(envelope.data.detail) : undefined;
   if (!envelope.success || !detail?.success) {
     const error = envelope.success ? detail?.error : envelope.error;
     const issues = (error?.issues ?? []).map((i) => ({

@@ -1,5 +1,5 @@
 /** The HTTP API on in-memory fakes, for route tests without I/O. */
-import { createApi } from '../../functions/api/app.js';
+import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryRunStore, MemoryWorkspace, RecordingTokens } from './memory.js';
 
@@ -38,7 +38,8 @@ export class MemorySessions implements SessionLocks {
   }
 }
 
-export function memoryApi(options: { approvalTools?: string[] } = {}) {
+/** The API on fakes; `extra` adds or replaces dependencies (e.g. `approvalTools`, `allowedModels`). */
+export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const runs = new MemoryRunStore();
   const conversations = new MemoryConversationStore();
   const workspaces = new Map<string, MemoryWorkspace>();
@@ -63,7 +64,7 @@ export function memoryApi(options: { approvalTools?: string[] } = {}) {
     workspaceFor: workspace,
     approvals,
     tokens,
-    ...(options.approvalTools ? { approvalTools: options.approvalTools } : {}),
+    ...extra,
   });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const init: RequestInit = { method, headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers } };
