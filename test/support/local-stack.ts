@@ -1,9 +1,10 @@
 /**
- * The whole local stack for one test file: a Messages API that answers from per-run scripts,
- * the emulators, the local runtime (retry waits shortened) and the HTTP API.
+ * The whole local stack for one test file: a Messages API (or the Bedrock stand-in) that answers
+ * from per-run scripts, the emulators, the local runtime (retry waits shortened) and the HTTP API.
  */
 import { afterAll, beforeAll } from 'vitest';
 import type { Run } from '../../functions/core/runs.js';
+import { startBedrockApi } from '../../functions/local/bedrock-api.js';
 import {
   type MessagesApi,
   type MessagesApiOptions,
@@ -60,25 +61,27 @@ export interface StackFixture {
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
 }
 
-export function useLocalStack(
-  env: Record<string, string> = {},
-  options: Pick<LocalStackOptions, 'wrapHandler' | 'stackProps'> & { messagesApi?: MessagesApiOptions } = {},
-): StackFixture {
+export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps'> {
+  messagesApi?: MessagesApiOptions;
+  /** `bedrock`: the scripts are served by the local Bedrock stand-in, and no API key is set. @default 'anthropic' */
+  provider?: 'anthropic' | 'bedrock';
+}
+
+export function useLocalStack(env: Record<string, string> = {}, options: FixtureOptions = {}): StackFixture {
   const fixture = { book: new ScriptBook() } as StackFixture;
   beforeAll(async () => {
-    const { messagesApi, ...stackOptions } = options;
-    fixture.messages = await startMessagesApi(fixture.book.respond, 0, messagesApi);
+    const { messagesApi, provider = 'anthropic', ...stackOptions } = options;
+    fixture.messages =
+      provider === 'bedrock' ? await startBedrockApi(fixture.book.respond) : await startMessagesApi(fixture.book.respond, 0, messagesApi);
+    const model =
+      provider === 'bedrock'
+        ? { STEPWISE_PROVIDER: 'bedrock', STEPWISE_BEDROCK_ENDPOINT: fixture.messages.url, STEPWISE_MODEL: 'anthropic.claude-test-v1:0' }
+        : { STEPWISE_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fixture.messages.url, STEPWISE_MODEL: 'claude-test' };
     fixture.stack = await startLocalStack({
       port: 0,
       retryIntervalMs: 5,
       ...stackOptions,
-      env: {
-        STEPWISE_PROVIDER: 'anthropic',
-        ANTHROPIC_API_KEY: 'test-key',
-        ANTHROPIC_BASE_URL: fixture.messages.url,
-        STEPWISE_MODEL: 'claude-test',
-        ...env,
-      },
+      env: { ...model, ...env },
     });
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${fixture.stack.url}${path}`, {
