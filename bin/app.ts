@@ -6,10 +6,16 @@ import type { ApiAuth } from '../lib/front-door.js';
 import { StepwiseStack } from '../lib/stepwise-stack.js';
 
 const app = new App();
-const context = (key: string) => app.node.tryGetContext(`stepwise:${key}`) as string | number | undefined;
+const context = (key: string) => app.node.tryGetContext(`stepwise:${key}`) as string | number | string[] | undefined;
+const providers = ['anthropic', 'bedrock', 'scripted'] as const;
+const provider = providers.find((p) => p === String(context('provider') ?? 'anthropic'));
+if (!provider) throw new Error(`stepwise:provider must be one of ${providers.join(', ')}, not "${String(context('provider'))}".`);
+// A JSON list in cdk.json, or a comma-separated one on the command line (-c stepwise:allowedModels=a,b).
+const allowed = context('allowedModels') ?? [];
 new StepwiseStack(app, 'Stepwise', {
-  provider: context('provider') === 'scripted' ? 'scripted' : 'anthropic',
+  provider,
   model: String(context('model') ?? 'claude-sonnet-4-5'),
+  allowedModels: (Array.isArray(allowed) ? allowed : String(allowed).split(',')).map((m) => String(m).trim()).filter(Boolean),
   maxTokens: Number(context('maxTokens') ?? 8192),
   contextWindowTokens: Number(context('contextWindowTokens') ?? 200_000),
   // "iam" (default) or { "type": "jwt", "issuer": "...", "audience": ["..."] }.

@@ -28,6 +28,11 @@ export interface FrontDoorProps {
    */
   readonly approvalTools?: string[];
   /**
+   * The models a run may ask for; others are refused as invalid input.
+   * @default any model
+   */
+  readonly allowedModels?: string[];
+  /**
    * Authorization of every route.
    * @default { type: 'iam' } (SigV4-signed requests)
    */
@@ -66,6 +71,7 @@ export class FrontDoor extends Construct {
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
       ...(props.approvalTools?.length ? { STEPWISE_APPROVAL_TOOLS: props.approvalTools.join(',') } : {}),
+      ...(props.allowedModels ? { STEPWISE_ALLOWED_MODELS: props.allowedModels.join(',') } : {}),
     };
 
     this.deadLetters = new sqs.Queue(this, 'DeadLetters', {

@@ -5,16 +5,30 @@ import * as iam from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
 import { toolNames } from '../functions/core/approvals.js';
 import { AgentLoop } from './agent-loop.js';
+import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
 import { type ApiAuth, FrontDoor } from './front-door.js';
 import { StepwiseFunction } from './function.js';
 import { Orchestrator } from './orchestrator.js';
 import { Storage } from './storage.js';
 
 export interface StepwiseStackProps extends StackProps {
-  /** @default 'anthropic' */
-  readonly provider?: 'anthropic' | 'scripted';
-  /** @default 'claude-sonnet-4-5' */
+  /**
+   * Who serves the model: the Anthropic API (key in Secrets Manager) or Amazon Bedrock (the
+   * inference function's IAM role, no key).
+   * @default 'anthropic'
+   */
+  readonly provider?: 'anthropic' | 'bedrock' | 'scripted';
+  /**
+   * The deployment's model; on Bedrock a Claude model id or cross-Region inference profile id.
+   * @default 'claude-sonnet-4-5'
+   */
   readonly model?: string;
+  /**
+   * Further models a run may ask for with `model`; the deployment's model is always allowed.
+   * On Bedrock, the inference function may invoke exactly these and the deployment's model.
+   * @default [] (only the deployment's model)
+   */
+  readonly allowedModels?: string[];
   /** @default 8192 */
   readonly maxTokens?: number;
   /**
@@ -57,7 +71,10 @@ export class StepwiseStack extends Stack {
   public readonly orchestrator: Orchestrator;
   public readonly bus: events.EventBus;
   public readonly frontDoor: FrontDoor;
-  public readonly anthropicKey: secretsmanager.ISecret;
+  /** The Anthropic API key's secret; none when the model is served by Bedrock. */
+  public readonly anthropicKey?: secretsmanager.ISecret;
+  /** The models runs may ask for, the deployment's own first. */
+  public readonly allowedModels: string[];
   /** The role tool calls assume, narrowed per run. */
   public readonly workspaceRole: iam.Role;
 
@@ -69,18 +86,27 @@ export class StepwiseStack extends Stack {
     const { table, bucket } = this.storage;
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
 
+    const provider = props.provider ?? 'anthropic';
+    const model = props.model ?? 'claude-sonnet-4-5';
+    this.allowedModels = [...new Set([model, ...(props.allowedModels ?? [])])];
+    // Fail at synth, naming the id, rather than on the first run.
+    if (provider === 'bedrock') for (const id of this.allowedModels) bedrockModel(id);
+
     // The model key lives in Secrets Manager and is read at run time, never put in the template.
-    this.anthropicKey = props.anthropicSecretName
-      ? secretsmanager.Secret.fromSecretNameV2(this, 'AnthropicApiKey', props.anthropicSecretName)
-      : new secretsmanager.Secret(this, 'AnthropicApiKey', {
-          secretName: `${this.stackName}/anthropic-api-key`,
-          description: 'The Anthropic API key Stepwise calls the model with. Set its value after deploying.',
+    // Bedrock needs none: its calls are signed with the inference function's role.
+    if (provider === 'anthropic') {
+      this.anthropicKey = props.anthropicSecretName
+        ? secretsmanager.Secret.fromSecretNameV2(this, 'AnthropicApiKey', props.anthropicSecretName)
+        : new secretsmanager.Secret(this, 'AnthropicApiKey', {
+            secretName: `${this.stackName}/anthropic-api-key`,
+            description: 'The Anthropic API key Stepwise calls the model with. Set its value after deploying.',
+          });
+      if (this.anthropicKey instanceof secretsmanager.Secret) {
+        Validations.of(this.anthropicKey).acknowledge({
+          id: 'AwsSolutions-SMG4',
+          reason: 'A third-party API key: it is rotated in the Anthropic console, not by a rotation Lambda.',
         });
-    if (this.anthropicKey instanceof secretsmanager.Secret) {
-      Validations.of(this.anthropicKey).acknowledge({
-        id: 'AwsSolutions-SMG4',
-        reason: 'A third-party API key: it is rotated in the Anthropic console, not by a rotation Lambda.',
-      });
+      }
     }
 
     // Timeouts nest (DESIGN invariant 3): one model call 240 s, with no SDK retry, < Lambda
@@ -90,16 +116,17 @@ export class StepwiseStack extends Stack {
       timeout: Duration.minutes(5),
       environment: {
         ...shared,
-        STEPWISE_PROVIDER: props.provider ?? 'anthropic',
-        STEPWISE_MODEL: props.model ?? 'claude-sonnet-4-5',
+        STEPWISE_PROVIDER: provider,
+        STEPWISE_MODEL: model,
         STEPWISE_MAX_TOKENS: String(props.maxTokens ?? 8192),
         STEPWISE_CONTEXT_WINDOW_TOKENS: String(props.contextWindowTokens ?? 200_000),
         STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
         STEPWISE_MODEL_MAX_RETRIES: '0',
-        ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn,
+        ...(this.anthropicKey ? { ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn } : {}),
       },
     });
-    this.anthropicKey.grantRead(this.inference.function);
+    this.anthropicKey?.grantRead(this.inference.function);
+    if (provider === 'bedrock') grantBedrockInvoke(this.inference.role, this.allowedModels);
     this.storage.grantConversationMemory(this.inference.function);
     this.storage.grantRunRecords(this.inference.function, 'update');
 
@@ -146,6 +173,7 @@ export class StepwiseStack extends Stack {
       agentLoop: this.agentLoop.stateMachine,
       bus: this.bus,
       approvalTools: props.approvalTools ?? [],
+      allowedModels: this.allowedModels,
       ...(props.auth ? { auth: props.auth } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.frontDoor.api.apiEndpoint });

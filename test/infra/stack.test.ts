@@ -377,3 +377,78 @@ describe('StepwiseStack', () => {
     }
   });
 });
+
+describe('StepwiseStack on Bedrock', () => {
+  const model = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
+  const haiku = 'anthropic.claude-haiku-4-5-20251001-v1:0';
+  let bedrock: Template;
+  let bedrockViolations: string[];
+
+  beforeAll(() => {
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'stepwise-cdk-')), context: { 'aws:cdk:bundling-stacks': [] } });
+    bedrock = Template.fromStack(new StepwiseStack(app, 'Bedrock', { provider: 'bedrock', model, allowedModels: [haiku, model] }));
+    bedrockViolations = nagViolations(app);
+  }, 120_000);
+
+  /** The statements of the policies whose logical ids start with `prefix`, in this template. */
+  const statements = (prefix: string) =>
+    Object.entries(bedrock.findResources('AWS::IAM::Policy'))
+      .filter(([id]) => id.startsWith(prefix))
+      .flatMap(([, p]) => (p as { Properties: { PolicyDocument: { Statement: Record<string, unknown>[] } } }).Properties.PolicyDocument.Statement);
+  const functionEnv = (handler: string) =>
+    (
+      Object.values(bedrock.findResources('AWS::Lambda::Function')).find((f) => JSON.stringify(f).includes(`"STEPWISE_HANDLER":"${handler}"`)) as {
+        Properties: { Environment: { Variables: Record<string, unknown> } };
+      }
+    ).Properties.Environment.Variables;
+
+  it('passes cdk-nag AwsSolutionsChecks, every exception acknowledged with a reason', () => {
+    expect(bedrockViolations).toEqual([]);
+  });
+
+  it('lets the inference function InvokeModel on the allowed models only: a foundation model here, a profile and its model through it', () => {
+    const partition = { Ref: 'AWS::Partition' };
+    const profileArn = { 'Fn::Join': ['', ['arn:', partition, ':bedrock:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, `:inference-profile/${model}`]] };
+    expect(statements('InferenceRole').filter((s) => JSON.stringify(s.Action).includes('bedrock:'))).toEqual([
+      {
+        Action: 'bedrock:InvokeModel',
+        Effect: 'Allow',
+        Resource: { 'Fn::Join': ['', ['arn:', partition, ':bedrock:', { Ref: 'AWS::Region' }, `::foundation-model/${haiku}`]] },
+      },
+      { Action: 'bedrock:InvokeModel', Effect: 'Allow', Resource: profileArn },
+      {
+        Action: 'bedrock:InvokeModel',
+        Effect: 'Allow',
+        Resource: { 'Fn::Join': ['', ['arn:', partition, ':bedrock:*::foundation-model/anthropic.claude-sonnet-4-5-20250929-v1:0']] },
+        Condition: { StringEquals: { 'bedrock:InferenceProfileArn': profileArn } },
+      },
+    ]);
+    const invokers = Object.entries(bedrock.findResources('AWS::IAM::Policy'))
+      .filter(([, p]) => JSON.stringify(p).includes('bedrock:'))
+      .map(([id]) => id.replace(/[0-9A-F]{8}$/, ''));
+    expect(invokers).toEqual(['InferenceRoleDefaultPolicy']);
+  });
+
+  it('creates no Anthropic secret and grants no secret access; the inference function calls Bedrock with the deployment model', () => {
+    expect(bedrock.findResources('AWS::SecretsManager::Secret')).toEqual({});
+    expect(JSON.stringify(bedrock.findResources('AWS::IAM::Policy'))).not.toContain('secretsmanager:');
+    expect(functionEnv('inference')).toMatchObject({ STEPWISE_PROVIDER: 'bedrock', STEPWISE_MODEL: model, STEPWISE_MODEL_MAX_RETRIES: '0' });
+    expect(Object.keys(functionEnv('inference'))).not.toContain('ANTHROPIC_API_KEY_SECRET_ARN');
+  });
+
+  it('tells the API and the intake which models a run may ask for, the deployment model first', () => {
+    expect([functionEnv('api').STEPWISE_ALLOWED_MODELS, functionEnv('intake').STEPWISE_ALLOWED_MODELS]).toEqual([`${model},${haiku}`, `${model},${haiku}`]);
+    const defaults = Template.fromStack(new StepwiseStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Defaults'));
+    const allowed = Object.values(defaults.findResources('AWS::Lambda::Function')).map(
+      (f) => (f as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables.STEPWISE_ALLOWED_MODELS,
+    );
+    expect(allowed.filter(Boolean)).toEqual(['claude-sonnet-4-5', 'claude-sonnet-4-5']);
+  });
+
+  it.each(['claude-sonnet-4-5', 'mars.anthropic.claude-sonnet-4-5-20250929-v1:0', 'amazon.nova-pro-v1:0'])('refuses at synth the model id "%s", naming it', (id) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    expect(() => new StepwiseStack(app, 'Wrong', { provider: 'bedrock', model: 'anthropic.claude-haiku-4-5-20251001-v1:0', allowedModels: [id] })).toThrow(
+      `"${id}" is not a Claude model id on Amazon Bedrock.`,
+    );
+  });
+});
