@@ -4,9 +4,16 @@
  * .stepwise/data, kept across restarts), the synthesized state machines in the local runtime,
  * the HTTP API on PORT (default 8787). STEPWISE_APPROVAL_TOOLS (comma-separated) and
  * STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the cdk.json approval settings.
+ *
+ * `STEPWISE_PROVIDER=bedrock` calls Amazon Bedrock with the default AWS credentials; with
+ * `STEPWISE_SCRIPT` as well, a local Bedrock stand-in replays the script instead, so the Bedrock
+ * client (SigV4, InvokeModel) runs offline.
  */
 import { resolve } from 'node:path';
 import { Duration } from 'aws-cdk-lib';
+import { readScript } from '../functions/adapters/scripted.js';
+import { type BedrockApi, startBedrockApi } from '../functions/local/bedrock-api.js';
+import { scriptedReplies } from '../functions/local/messages-api.js';
 import { startLocalStack } from '../functions/local/stack.js';
 
 const port = Number(process.env.PORT ?? 8787);
@@ -14,19 +21,32 @@ const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
 if (timeout !== undefined && !/^[1-9]\d{0,6}$/.test(timeout)) {
   throw new Error(`STEPWISE_APPROVAL_TIMEOUT must be a whole number of seconds (1 to 2,147,483), not "${timeout}".`);
 }
+const provider = process.env.STEPWISE_PROVIDER ?? 'anthropic';
+const script = process.env.STEPWISE_SCRIPT;
+let bedrock: BedrockApi | undefined;
+if (provider === 'bedrock' && script && !process.env.STEPWISE_BEDROCK_ENDPOINT) {
+  bedrock = await startBedrockApi(scriptedReplies(readScript(script).map((turn) => ({ turn }))));
+}
 const stack = await startLocalStack({
   port,
   dataDir: resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data'),
   onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
   ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
+  ...(bedrock ? { env: { STEPWISE_BEDROCK_ENDPOINT: bedrock.url } } : {}),
 });
-const provider = process.env.STEPWISE_PROVIDER ?? 'anthropic';
 process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
 if (provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) {
   process.stdout.write('No ANTHROPIC_API_KEY: runs will fail until you set it (or STEPWISE_PROVIDER=scripted STEPWISE_SCRIPT=file).\n');
 }
+if (bedrock) process.stdout.write(`Bedrock: the local stand-in at ${bedrock.url} replays ${script}.\n`);
+else if (provider === 'bedrock') {
+  process.stdout.write(
+    `Bedrock: ${process.env.STEPWISE_MODEL ?? '(set STEPWISE_MODEL to a Bedrock model id)'} in ${process.env.AWS_REGION ?? 'us-east-1'}, with your AWS credentials.\n`,
+  );
+}
 const shutdown = async () => {
   await stack.close();
+  await bedrock?.close();
   process.exit(0);
 };
 process.on('SIGINT', shutdown);

@@ -33,7 +33,7 @@ export class ScriptedModel implements ModelProvider {
 
   /** Loads turns from a JSON file: an array of `{ content, stopReason?, usage? }`. */
   static fromFile(path: string): ScriptedModel {
-    return new ScriptedModel(z.array(ScriptedTurn).parse(JSON.parse(readFileSync(path, 'utf8'))));
+    return new ScriptedModel(readScript(path));
   }
 
   addTurn(...turns: TurnSource[]): this {
@@ -61,6 +61,11 @@ export class ScriptedModel implements ModelProvider {
       model: request.model,
     };
   }
+}
+
+/** The turns of a script file: a JSON array of `{ content, stopReason?, usage? }`. */
+export function readScript(path: string): ScriptedTurn[] {
+  return z.array(ScriptedTurn).parse(JSON.parse(readFileSync(path, 'utf8')));
 }
 
 /** A rough token count (four characters a token), enough for scripted usage figures. */
