@@ -7,7 +7,7 @@
  * failures become the named errors of `core/model.ts`, so the state machine's `Retry` picks the
  * transient ones, and the SDK's own retries stay low (DESIGN invariant 3).
  */
-import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk';
+import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
 import Anthropic from '@anthropic-ai/sdk';
 import { z } from 'zod';
 import {
