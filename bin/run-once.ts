@@ -10,7 +10,9 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { modelFrom } from '../functions/adapters/wiring-model.js';
+import { modelWiring } from '../functions/adapters/wiring-model.js';
+import { anthropicFrom } from '../functions/adapters/wiring-model-anthropic.js';
+import { bedrockFrom } from '../functions/adapters/wiring-model-bedrock.js';
 import { wire } from '../functions/adapters/wiring.js';
 import { runAgentLoop } from '../functions/core/loop.js';
 import { zeroUsage } from '../functions/core/messages.js';
@@ -40,7 +42,8 @@ try {
     STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
     ...(values.script ? { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: resolve(values.script) } : {}),
   };
-  const wiring = wire(env, { model: modelFrom });
+  // On this machine every provider is at hand; only the Lambda bundles carry one each.
+  const wiring = wire(env, { model: modelWiring({ anthropic: anthropicFrom, bedrock: bedrockFrom }) });
   const runId = randomUUID();
   const now = new Date().toISOString();
   await wiring.runs.create({

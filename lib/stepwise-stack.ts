@@ -112,7 +112,8 @@ export class StepwiseStack extends Stack {
     // Timeouts nest (DESIGN invariant 3): one model call 240 s, with no SDK retry, < Lambda
     // 300 s < state 360 s; the state machine's Retry is the only retry loop.
     this.inference = new StepwiseFunction(this, 'Inference', {
-      handler: 'inference',
+      // One entry per provider, so the bundle carries only the SDK this deployment calls.
+      handler: provider === 'bedrock' ? 'inference-bedrock' : 'inference',
       timeout: Duration.minutes(5),
       environment: {
         ...shared,

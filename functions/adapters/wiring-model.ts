@@ -1,65 +1,38 @@
-/** Wiring of the model provider (only the inference function bundles the Anthropic and Bedrock SDKs). */
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
+/**
+ * Wiring of the model provider, shared by every inference bundle and free of provider SDKs. A
+ * deployment picks one provider, and its inference function bundles only that provider's wiring
+ * (`wiring-model-anthropic.ts` or `wiring-model-bedrock.ts`), so neither SDK rides along unused.
+ */
 import { type ModelProvider, ModelNotConfigured } from '../core/model.js';
-import { AnthropicProvider } from './anthropic.js';
-import { BedrockProvider } from './bedrock.js';
 import { ScriptedModel } from './scripted.js';
-import { type Env, localCredentials } from './wiring.js';
+import type { Env } from './wiring.js';
 
-/** The configured provider. A missing key is reported when the model is first called, on the run. */
-export function modelFrom(env: Env): ModelProvider {
-  switch (env.STEPWISE_PROVIDER) {
-    case 'scripted':
-      if (!env.STEPWISE_SCRIPT) return unconfigured('STEPWISE_PROVIDER=scripted needs STEPWISE_SCRIPT, the path of a JSON script of turns.');
-      return ScriptedModel.fromFile(env.STEPWISE_SCRIPT);
-    case 'bedrock':
-      return bedrockFrom(env);
-    case 'anthropic':
-      if (env.ANTHROPIC_API_KEY_SECRET_ARN) {
-        const secretArn = env.ANTHROPIC_API_KEY_SECRET_ARN;
-        return new AnthropicProvider({
-          apiKey: () => readSecret(secretArn),
-          ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
-          timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
-          maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
-        });
-      }
-      if (!env.ANTHROPIC_API_KEY) {
-        return unconfigured('No Anthropic API key: set ANTHROPIC_API_KEY, or STEPWISE_PROVIDER=scripted with STEPWISE_SCRIPT for offline runs.');
-      }
-      return new AnthropicProvider({
-        apiKey: env.ANTHROPIC_API_KEY,
-        ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}),
-        timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
-        maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
-      });
-  }
-}
+/** Builds one provider from the validated environment. */
+export type ProviderWiring = (env: Env) => ModelProvider;
+
+/** The SDK-backed providers a bundle carries; the scripted one needs no SDK and is always there. */
+export type BundledProviders = Partial<Record<Exclude<Env['STEPWISE_PROVIDER'], 'scripted'>, ProviderWiring>>;
 
 /**
- * Claude on Bedrock: signed with the default AWS credential chain (the function's role when
- * deployed); no API key is read. Against the local stand-in, with the emulators' fixed pair.
+ * The configured provider out of those given. A provider, or a key, that is missing is reported
+ * when the model is first called, on the run, as `ModelNotConfigured`.
  */
-function bedrockFrom(env: Env): ModelProvider {
-  const local = env.STEPWISE_BEDROCK_ENDPOINT;
-  return new BedrockProvider({
-    region: env.AWS_REGION,
-    credentials: local ? () => Promise.resolve(localCredentials) : fromNodeProviderChain(),
-    ...(local ? { baseURL: local } : {}),
-    timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
-    maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
-  });
+export function modelWiring(bundled: BundledProviders): ProviderWiring {
+  return (env) => {
+    if (env.STEPWISE_PROVIDER === 'scripted') {
+      if (!env.STEPWISE_SCRIPT) return unconfigured('STEPWISE_PROVIDER=scripted needs STEPWISE_SCRIPT, the path of a JSON script of turns.');
+      return ScriptedModel.fromFile(env.STEPWISE_SCRIPT);
+    }
+    const wiring = bundled[env.STEPWISE_PROVIDER];
+    if (wiring) return wiring(env);
+    // Only a function built for another provider gets here: the stack picks the handler by provider.
+    const carried = ['scripted', ...Object.keys(bundled)].join(', ');
+    return unconfigured(`STEPWISE_PROVIDER=${env.STEPWISE_PROVIDER}, but this function bundles only the ${carried} providers.`);
+  };
 }
 
-/** A secret's string value, cached by Powertools for the Lambda's lifetime (refreshed hourly). */
-async function readSecret(secretArn: string): Promise<string> {
-  const { getSecret } = await import('@aws-lambda-powertools/parameters/secrets');
-  const value = await getSecret(secretArn, { maxAge: 3600 });
-  if (typeof value !== 'string' || !value.trim()) throw new ModelNotConfigured(`The secret ${secretArn} holds no API key.`);
-  return value.trim();
-}
-
-function unconfigured(message: string): ModelProvider {
+/** A provider that fails every call with `ModelNotConfigured` and the given message. */
+export function unconfigured(message: string): ModelProvider {
   return {
     generate: () => Promise.reject(new ModelNotConfigured(message)),
   };

@@ -57,8 +57,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   };
   // The handler modules wire themselves from the environment when they load, as in Lambda.
   Object.assign(process.env, env);
+  // Locally the handler modules read this process's environment, not the template's, so its
+  // STEPWISE_PROVIDER picks the inference module (the one a deployment on that provider bundles)
+  // and binds it to whichever inference entry the template names.
+  const inference = (
+    process.env.STEPWISE_PROVIDER === 'bedrock' ? await import('../handlers/inference-bedrock.js') : await import('../handlers/inference.js')
+  ).handler;
   const modules: Record<string, LocalHandler> = {
-    inference: (await import('../handlers/inference.js')).handler,
+    inference,
+    'inference-bedrock': inference,
     tool: (await import('../handlers/tool.js')).handler,
     approval: (await import('../handlers/approval.js')).handler,
   };

@@ -432,8 +432,15 @@ describe('StepwiseStack on Bedrock', () => {
   it('creates no Anthropic secret and grants no secret access; the inference function calls Bedrock with the deployment model', () => {
     expect(bedrock.findResources('AWS::SecretsManager::Secret')).toEqual({});
     expect(JSON.stringify(bedrock.findResources('AWS::IAM::Policy'))).not.toContain('secretsmanager:');
-    expect(functionEnv('inference')).toMatchObject({ STEPWISE_PROVIDER: 'bedrock', STEPWISE_MODEL: model, STEPWISE_MODEL_MAX_RETRIES: '0' });
-    expect(Object.keys(functionEnv('inference'))).not.toContain('ANTHROPIC_API_KEY_SECRET_ARN');
+    expect(functionEnv('inference-bedrock')).toMatchObject({ STEPWISE_PROVIDER: 'bedrock', STEPWISE_MODEL: model, STEPWISE_MODEL_MAX_RETRIES: '0' });
+    expect(Object.keys(functionEnv('inference-bedrock'))).not.toContain('ANTHROPIC_API_KEY_SECRET_ARN');
+  });
+
+  it('builds the inference function from the Bedrock entry, so its bundle carries no Anthropic key path', () => {
+    const handlers = Object.values(bedrock.findResources('AWS::Lambda::Function')).map(
+      (f) => (f as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables.STEPWISE_HANDLER,
+    );
+    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'inference-bedrock', 'intake', 'tool']);
   });
 
   it('tells the API and the intake which models a run may ask for, the deployment model first', () => {

@@ -5,8 +5,12 @@ import { useLocalStack } from '../support/local-stack.js';
 
 const model = 'us.anthropic.claude-sonnet-4-5-20250929-v1:0';
 const other = 'us.anthropic.claude-haiku-4-5-20251001-v1:0';
-// As deployed: the model call is not retried by the SDK, only by the state machine.
-const local = useLocalStack({ STEPWISE_MODEL: model, STEPWISE_ALLOWED_MODELS: `${model},${other}`, STEPWISE_MODEL_MAX_RETRIES: '0' }, { provider: 'bedrock' });
+// As deployed: the model call is not retried by the SDK, only by the state machine; and the
+// definitions are a Bedrock deployment's, whose inference function is the Bedrock entry.
+const local = useLocalStack(
+  { STEPWISE_MODEL: model, STEPWISE_ALLOWED_MODELS: `${model},${other}`, STEPWISE_MODEL_MAX_RETRIES: '0' },
+  { provider: 'bedrock', stackProps: { provider: 'bedrock', model, allowedModels: [other] } },
+);
 
 /** The signed headers and raw bodies Bedrock received for a tag's requests. */
 function received(tag: string) {

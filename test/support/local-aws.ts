@@ -4,7 +4,9 @@
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
 import type { ModelProvider } from '../../functions/core/model.js';
-import { modelFrom } from '../../functions/adapters/wiring-model.js';
+import { modelWiring } from '../../functions/adapters/wiring-model.js';
+import { anthropicFrom } from '../../functions/adapters/wiring-model-anthropic.js';
+import { bedrockFrom } from '../../functions/adapters/wiring-model-bedrock.js';
 import { scopedWorkspaces } from '../../functions/adapters/wiring-workspaces.js';
 import { type Wiring, awsClients, readEnv, wire } from '../../functions/adapters/wiring.js';
 import { type Emulators, startEmulators } from '../../functions/local/emulators.js';
@@ -32,6 +34,7 @@ export function useLocalAws(): LocalAws {
     };
     state.emulators = emulators;
     state.env = env;
+    const modelFrom = modelWiring({ anthropic: anthropicFrom, bedrock: bedrockFrom });
     state.wiring = (overrides = {}) => wire(env, { model: overrides.model ?? modelFrom, workspaces: scopedWorkspaces });
     state.allKeys = async () => {
       const { s3 } = awsClients(readEnv(env));

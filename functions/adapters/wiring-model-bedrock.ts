@@ -1,0 +1,20 @@
+/** Wiring of the Bedrock provider: no API key, requests signed with AWS credentials. */
+import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
+import type { ModelProvider } from '../core/model.js';
+import { BedrockProvider } from './bedrock.js';
+import { type Env, localCredentials } from './wiring.js';
+
+/**
+ * Claude on Bedrock: signed with the default AWS credential chain (the function's role when
+ * deployed); no API key is read. Against the local stand-in, with the emulators' fixed pair.
+ */
+export function bedrockFrom(env: Env): ModelProvider {
+  const local = env.STEPWISE_BEDROCK_ENDPOINT;
+  return new BedrockProvider({
+    region: env.AWS_REGION,
+    credentials: local ? () => Promise.resolve(localCredentials) : fromNodeProviderChain(),
+    ...(local ? { baseURL: local } : {}),
+    timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
+    maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,
+  });
+}
