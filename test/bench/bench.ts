@@ -146,7 +146,9 @@ async function cacheShare(steps: number) {
 async function bundles() {
   const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
   const results: { name: string; bytes: number; loadMs: number }[] = [];
-  for (const name of ['inference', 'tool', 'api', 'intake']) {
+  // The default (Anthropic) deployment's four functions, then the inference entry a Bedrock
+  // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
+  for (const name of ['inference', 'tool', 'api', 'intake', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
     await build({
       entryPoints: [`functions/handlers/${name}.ts`],
@@ -239,4 +241,7 @@ if (sonnet) {
 console.log('\n## Lambda bundles\n');
 console.log(row(['function', 'bundle', 'cold module load (median of 10, minus bare node)']));
 console.log(row(['---', '---', '---']));
-for (const b of await bundles()) console.log(row([b.name, `${(b.bytes / 1024).toFixed(0)} KiB`, `${b.loadMs.toFixed(0)} ms`]));
+for (const b of await bundles()) {
+  const name = b.name === 'inference-bedrock' ? 'inference (Bedrock deployment)' : b.name;
+  console.log(row([name, `${(b.bytes / 1024).toFixed(0)} KiB`, `${b.loadMs.toFixed(0)} ms`]));
+}
