@@ -5,6 +5,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
+import { externalModulesOf } from './bundling.js';
 
 export interface StepwiseFunctionProps {
   /** The handler module under `functions/handlers/`, without extension, e.g. `inference`. */
@@ -62,7 +63,7 @@ export class StepwiseFunction extends Construct {
         minify: true,
         sourceMap: true,
         // Bundle the AWS SDK too: pinned versions, and only the clients a function imports.
-        externalModules: [],
+        externalModules: externalModulesOf(props.handler),
         mainFields: ['module', 'main'],
         banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
       },

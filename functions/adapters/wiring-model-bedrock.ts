@@ -1,5 +1,5 @@
 /** Wiring of the Bedrock provider: no API key, requests signed with AWS credentials. */
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
+import { defaultProvider } from '@aws-sdk/credential-provider-node';
 import type { ModelProvider } from '../core/model.js';
 import { BedrockProvider } from './bedrock.js';
 import { type Env, localCredentials } from './wiring.js';
@@ -12,7 +12,7 @@ export function bedrockFrom(env: Env): ModelProvider {
   const local = env.STEPWISE_BEDROCK_ENDPOINT;
   return new BedrockProvider({
     region: env.AWS_REGION,
-    credentials: local ? () => Promise.resolve(localCredentials) : fromNodeProviderChain(),
+    credentials: local ? () => Promise.resolve(localCredentials) : defaultProvider(),
     ...(local ? { baseURL: local } : {}),
     timeoutMs: env.STEPWISE_MODEL_TIMEOUT_MS,
     maxRetries: env.STEPWISE_MODEL_MAX_RETRIES,

@@ -8,6 +8,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
+import { externalModulesOf } from '../../lib/bundling.js';
 import { toWire } from '../../functions/adapters/anthropic.js';
 import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
 import type { ScriptedModel } from '../../functions/adapters/scripted.js';
@@ -158,6 +159,7 @@ async function bundles() {
       platform: 'node',
       target: 'node22',
       mainFields: ['module', 'main'],
+      external: externalModulesOf(name),
       outfile: file,
       banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
       logLevel: 'silent',

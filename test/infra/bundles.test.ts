@@ -5,6 +5,7 @@
  * writing, and its metafile says which packages made it into the output.
  */
 import { build } from 'esbuild';
+import { externalModulesOf } from '../../lib/bundling.js';
 import { describe, expect, it } from 'vitest';
 
 /** The provider SDKs, and the key's path, whose presence in a bundle is the question. */
@@ -20,6 +21,7 @@ async function bundledProviderPackages(entry: string): Promise<string[]> {
     platform: 'node',
     target: 'node22',
     mainFields: ['module', 'main'],
+    external: externalModulesOf(entry),
     outfile: `${entry}.mjs`,
     write: false,
     metafile: true,
