@@ -147,9 +147,9 @@ async function cacheShare(steps: number) {
 async function bundles() {
   const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
   const results: { name: string; bytes: number; loadMs: number }[] = [];
-  // The default (Anthropic) deployment's four functions, then the inference entry a Bedrock
+  // The default (Anthropic) deployment's five functions, then the inference entry a Bedrock
   // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
-  for (const name of ['inference', 'tool', 'api', 'intake', 'inference-bedrock']) {
+  for (const name of ['inference', 'tool', 'approval', 'api', 'intake', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
     await build({
       entryPoints: [`functions/handlers/${name}.ts`],

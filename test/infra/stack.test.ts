@@ -440,7 +440,7 @@ describe('StepwiseStack on Bedrock', () => {
     const handlers = Object.values(bedrock.findResources('AWS::Lambda::Function')).map(
       (f) => (f as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables.STEPWISE_HANDLER,
     );
-    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'inference-bedrock', 'intake', 'tool']);
+    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'inference-bedrock', 'intake', 'tool']);
   });
 
   it('tells the API and the intake which models a run may ask for, the deployment model first', () => {
