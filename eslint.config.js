@@ -25,7 +25,7 @@ export default tseslint.config(
         {
           patterns: [
             { group: ['aws-cdk-lib', 'aws-cdk-lib/*', 'constructs'], message: 'core holds no infrastructure' },
-            { group: ['@aws-sdk/*', '@anthropic-ai/*'], message: 'core depends on ports, not SDKs' },
+            { group: ['@aws-sdk/*', '@anthropic-ai/*', '@aws-lambda-powertools/*'], message: 'core depends on ports, not SDKs' },
             { group: ['**/adapters/**', '**/handlers/**', '**/local/**'], message: 'core may not import adapters' },
           ],
         },

@@ -108,13 +108,16 @@ export class AgentLoop extends Construct {
     });
     addRetries(inference);
 
-    // One tool call: the Map item's ids, and whether the call waits for a reviewer first.
+    // One tool call: the Map item's ids, and whether the call waits for a reviewer first. The
+    // iteration and the tool's name ride along for the functions' log keys and metrics only.
     const call = {
       'runId.$': '$.runId',
       'agent.$': '$.agent',
       'conversationId.$': '$.conversationId',
       'seq.$': '$.seq',
       'toolUseId.$': '$.toolUseId',
+      'iteration.$': '$.iteration',
+      'name.$': '$.name',
     };
     const toolTask = new tasks.LambdaInvoke(this, 'Tool', {
       lambdaFunction: props.tool,
@@ -193,6 +196,8 @@ export class AgentLoop extends Construct {
         'conversationId.$': '$.conversationId',
         'seq.$': '$.step.seq',
         'toolUseId.$': '$$.Map.Item.Value.id',
+        'name.$': '$$.Map.Item.Value.name',
+        'iteration.$': '$.iteration',
         'needsApproval.$': '$$.Map.Item.Value.needsApproval',
       },
       resultPath: sfn.JsonPath.DISCARD,

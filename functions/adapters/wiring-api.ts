@@ -1,14 +1,15 @@
 /** Wiring of the HTTP API function: the intake's parts, the stores it reads, and task tokens. */
 import type { ApiDeps } from '../api/app.js';
 import { SfnTaskTokens } from './sfn-task-tokens.js';
-import { intakeWiring, sfnClient } from './wiring-intake.js';
+import { type IntakeHooks, intakeWiring, sfnClient } from './wiring-intake.js';
 import type { Wiring } from './wiring.js';
 
 /** The HTTP API's dependencies: one Step Functions client starts runs and answers task tokens. */
-export function apiWiring(wiring: Wiring): ApiDeps {
+export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Pick<ApiDeps, 'log'> = {}): ApiDeps {
   const sfn = sfnClient(wiring.env);
   return {
-    ...intakeWiring(wiring, sfn),
+    ...intakeWiring(wiring, sfn, hooks),
+    ...(hooks.log ? { log: hooks.log } : {}),
     conversations: wiring.conversations,
     workspaceFor: wiring.workspaceFor,
     approvals: wiring.approvals,

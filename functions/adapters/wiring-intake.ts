@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetters, IntakeDeps } from '../core/intake.js';
+import type { DeadLetters, IntakeDeps, OrchestratorInput } from '../core/intake.js';
 import { SfnRunStarter } from './sfn-starter.js';
 import { SqsDeadLetters } from './sqs-dead-letters.js';
 import { type Env, type Wiring, localCredentials, sdkAttempts } from './wiring.js';
@@ -17,13 +17,19 @@ export function sfnClient(env: Env): SFNClient {
   });
 }
 
+/** What the intake reports besides its answer: the function's metrics, when deployed. */
+export interface IntakeHooks {
+  /** A run's orchestrator execution was started. */
+  onStarted?: (input: OrchestratorInput) => void;
+}
+
 /** The intake's dependencies: run creation and the orchestrator's starter. */
-export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.env)): IntakeDeps {
+export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.env), hooks: IntakeHooks = {}): IntakeDeps {
   const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
   if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
   return {
     runs: wiring.runs,
-    starter: new SfnRunStarter(sfn, arn),
+    starter: new SfnRunStarter(sfn, arn, hooks.onStarted),
     newId: randomUUID,
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,

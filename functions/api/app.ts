@@ -29,6 +29,8 @@ export interface ApiDeps extends IntakeDeps {
   approvals: ApprovalStore;
   /** Wakes a run that waits for a decision. */
   tokens: TaskTokens;
+  /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
+  log?: ErrorLog;
   /** The local event bus (`npm run dev` only): DESIGN §5's `/_local/events`. */
   localEvents?: {
     put(entry: LocalPutEntry): Promise<unknown>;
@@ -36,6 +38,11 @@ export interface ApiDeps extends IntakeDeps {
     /** Events the intake refused, with the reasons. */
     deadLetters(): unknown[];
   };
+}
+
+/** The one thing the API logs: an error it did not expect, answered with a 500. */
+export interface ErrorLog {
+  error(message: string, error: Error): void;
 }
 
 /** A PutEvents entry as `POST /_local/events` takes it. */
@@ -103,7 +110,8 @@ export function createApi(deps: ApiDeps): Hono {
     }
     const status = clientErrors.find(([type]) => error instanceof type)?.[1];
     if (status) return c.json({ error: { code: error.name, message: error.message } } satisfies ErrorBody, status);
-    console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
+    if (deps.log) deps.log.error('Unhandled API error', error);
+    else console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
     return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } }, 500);
   });
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));

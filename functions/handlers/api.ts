@@ -1,9 +1,28 @@
 /** Lambda: the HTTP API behind API Gateway, the same Hono app `npm run dev` serves. */
 import { handle } from 'hono/aws-lambda';
+import { metricNames } from '../core/metrics.js';
+import { count, dimensions, flushMetrics, logger } from '../adapters/telemetry.js';
 import { apiWiring } from '../adapters/wiring-api.js';
 import { wire } from '../adapters/wiring.js';
 import { createApi } from '../api/app.js';
 
 const wiring = wire(process.env);
+const app = handle(
+  createApi(
+    apiWiring(wiring, {
+      log: logger,
+      onStarted: (input) => {
+        dimensions({ mode: input.mode });
+        count(metricNames.runsStarted);
+      },
+    }),
+  ),
+);
 
-export const handler = handle(createApi(apiWiring(wiring)));
+export const handler: typeof app = async (event, context) => {
+  try {
+    return await app(event, context);
+  } finally {
+    flushMetrics();
+  }
+};

@@ -1,11 +1,16 @@
 /** Lambda: opens a tool call's approval request, and stores the task token the loop waits on. */
-import { wire } from '../adapters/wiring.js';
 import { ApprovalStepInput, type RequestOutcome, awaitDecision, requestApproval } from '../core/approvals.js';
+import { instrumented, logger, stepKeys } from '../adapters/telemetry.js';
+import { wire } from '../adapters/wiring.js';
 import { parseEvent } from './events.js';
 
 const wiring = wire(process.env);
 
 export async function handler(event: unknown): Promise<RequestOutcome | { toolUseId: string; waiting: true }> {
-  const input = parseEvent(ApprovalStepInput, event);
-  return input.step === 'request' ? requestApproval(input, wiring) : awaitDecision(input, wiring);
+  return instrumented(stepKeys(event), async () => {
+    const input = parseEvent(ApprovalStepInput, event);
+    const outcome = input.step === 'request' ? await requestApproval(input, wiring) : await awaitDecision(input, wiring);
+    logger.info(input.step === 'request' ? 'Approval requested' : 'Waiting for a decision');
+    return outcome;
+  });
 }

@@ -48,6 +48,10 @@ export interface LocalStack {
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const emulators = await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
   const env = {
+    // Locally the functions' logs say only what went wrong, and no CloudWatch reads their EMF
+    // metrics; set POWERTOOLS_LOG_LEVEL=INFO (or POWERTOOLS_METRICS_DISABLED=false) to see more.
+    POWERTOOLS_LOG_LEVEL: 'WARN',
+    POWERTOOLS_METRICS_DISABLED: 'true',
     ...process.env,
     ...options.env,
     STEPWISE_TABLE: emulators.table,
