@@ -2,12 +2,14 @@ import { CfnOutput, Duration, Stack, type StackProps, Validations } from 'aws-cd
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as sns from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
 import { toolNames } from '../functions/core/approvals.js';
 import { AgentLoop } from './agent-loop.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
 import { type ApiAuth, FrontDoor } from './front-door.js';
 import { StepwiseFunction } from './function.js';
+import { Observability } from './observability.js';
 import { Orchestrator } from './orchestrator.js';
 import { Storage } from './storage.js';
 
@@ -58,6 +60,11 @@ export interface StepwiseStackProps extends StackProps {
    * @default Duration.hours(24)
    */
   readonly approvalTimeout?: Duration;
+  /**
+   * Where the alarms notify.
+   * @default none: the alarms only change state
+   */
+  readonly alarmTopic?: sns.ITopic;
 }
 
 /** Stepwise in one stack: storage, the step functions, the agent loop and the orchestrator. */
@@ -75,6 +82,8 @@ export class StepwiseStack extends Stack {
   public readonly anthropicKey?: secretsmanager.ISecret;
   /** The models runs may ask for, the deployment's own first. */
   public readonly allowedModels: string[];
+  /** The dashboard and the alarms. */
+  public readonly observability: Observability;
   /** The role tool calls assume, narrowed per run. */
   public readonly workspaceRole: iam.Role;
 
@@ -176,6 +185,19 @@ export class StepwiseStack extends Stack {
       approvalTools: props.approvalTools ?? [],
       allowedModels: this.allowedModels,
       ...(props.auth ? { auth: props.auth } : {}),
+    });
+    this.observability = new Observability(this, 'Observability', {
+      orchestrator: this.orchestrator.stateMachine,
+      agentLoop: this.agentLoop.stateMachine,
+      functions: {
+        Inference: this.inference.function,
+        Tool: this.tool.function,
+        Approval: this.approval.function,
+        Api: this.frontDoor.apiFunction.function,
+        Intake: this.frontDoor.intakeFunction.function,
+      },
+      deadLetters: this.frontDoor.deadLetters,
+      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
     });
     new CfnOutput(this, 'ApiUrl', { value: this.frontDoor.api.apiEndpoint });
     new CfnOutput(this, 'EventBusName', { value: this.bus.eventBusName });

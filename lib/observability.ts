@@ -1,0 +1,159 @@
+import { Duration, Stack } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sqs from 'aws-cdk-lib/aws-sqs';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { AgentName } from '../functions/core/conversation.js';
+import { metricNames, metricsNamespace, serviceName } from '../functions/core/metrics.js';
+
+export interface ObservabilityProps {
+  /** The orchestrator: one execution per run, so its executions are the runs. */
+  readonly orchestrator: sfn.IStateMachine;
+  /** The agent loop: one execution per agent of a run (and per continuation). */
+  readonly agentLoop: sfn.IStateMachine;
+  /** Every Stepwise function, by a short name used in alarm ids and widget labels. */
+  readonly functions: Readonly<Record<string, lambda.IFunction>>;
+  /** The intake's dead-letter queue: refused events and events the rule could not deliver. */
+  readonly deadLetters: sqs.IQueue;
+  /**
+   * Where alarms notify when they go off.
+   * @default none: the alarms only change state (see them in the console or on the dashboard)
+   */
+  readonly alarmTopic?: sns.ITopic;
+  /**
+   * The dashboard's name.
+   * @default `${stackName}-stepwise`
+   */
+  readonly dashboardName?: string;
+  /**
+   * The period of every alarm and graph.
+   * @default Duration.minutes(5)
+   */
+  readonly period?: Duration;
+}
+
+/**
+ * A CloudWatch dashboard and alarms for Stepwise (STYLE.md habit 10): failed, timed-out and
+ * throttled executions of both state machines, Lambda errors and throttles, and a dead-letter
+ * queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:
+ * its last states are direct DynamoDB/EventBridge integrations that no function sees, and it
+ * ends failed exactly when the run does (`RunFailed`).
+ */
+export class Observability extends Construct {
+  public readonly dashboard: cloudwatch.Dashboard;
+  /** Every alarm, each going off on one bad thing in one period. */
+  public readonly alarms: cloudwatch.Alarm[] = [];
+
+  constructor(scope: Construct, id: string, props: ObservabilityProps) {
+    super(scope, id);
+    const period = props.period ?? Duration.minutes(5);
+    const machines = { Orchestrator: props.orchestrator, AgentLoop: props.agentLoop };
+
+    // One event is one too many: each of these means a run failed or was kept from running.
+    for (const [name, machine] of Object.entries(machines)) {
+      this.alarm(`${name}ExecutionsFailed`, machine.metricFailed({ period }), `${name} executions failed.`, props.alarmTopic);
+      this.alarm(`${name}ExecutionsTimedOut`, machine.metricTimedOut({ period }), `${name} executions timed out.`, props.alarmTopic);
+      this.alarm(`${name}ExecutionThrottled`, machine.metricThrottled({ period }), `${name} executions were throttled.`, props.alarmTopic);
+    }
+    for (const [name, fn] of Object.entries(props.functions)) {
+      this.alarm(`${name}Errors`, fn.metricErrors({ period }), `The ${name} function failed invocations.`, props.alarmTopic);
+      this.alarm(`${name}Throttles`, fn.metricThrottles({ period }), `The ${name} function was throttled.`, props.alarmTopic);
+    }
+    const deadLetterDepth = props.deadLetters.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM });
+    this.alarm('DeadLetters', deadLetterDepth, 'Run requests wait in the dead-letter queue: refused or undeliverable events.', props.alarmTopic);
+
+    const custom = (metricName: string, dimensionsMap: Record<string, string>, label: string) =>
+      new cloudwatch.Metric({
+        namespace: metricsNamespace,
+        metricName,
+        dimensionsMap: { service: serviceName, ...dimensionsMap },
+        statistic: cloudwatch.Stats.SUM,
+        period,
+        label,
+      });
+    const perAgent = (metricName: string) => AgentName.options.map((agent) => custom(metricName, { agent }, agent));
+    // Tools are many (and grow): one search finds every agent/tool pair that reported.
+    const perTool = (metricName: string, label: string) =>
+      new cloudwatch.MathExpression({
+        expression: `SEARCH('{${metricsNamespace},service,agent,tool} MetricName="${metricName}"', 'Sum', ${period.toSeconds()})`,
+        label,
+        period,
+      });
+    const executions = (machine: sfn.IStateMachine) => [
+      machine.metricStarted({ period, label: 'started' }),
+      machine.metricSucceeded({ period, label: 'succeeded' }),
+      machine.metricFailed({ period, label: 'failed' }),
+      machine.metricTimedOut({ period, label: 'timed out' }),
+      machine.metricAborted({ period, label: 'aborted (cancelled)' }),
+      machine.metricThrottled({ period, label: 'throttled' }),
+    ];
+    const runModes = ['single', 'multi'];
+    const tokenKinds = [
+      [metricNames.inputTokens, 'input'],
+      [metricNames.outputTokens, 'output'],
+      [metricNames.cacheReadInputTokens, 'cache read'],
+      [metricNames.cacheCreationInputTokens, 'cache write'],
+    ] as const;
+    const fns = Object.entries(props.functions);
+    const width = 8;
+
+    this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
+      dashboardName: props.dashboardName ?? `${Stack.of(this).stackName}-stepwise`,
+      defaultInterval: Duration.hours(3),
+    });
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Runs (orchestrator executions)',
+        left: [...runModes.map((mode) => custom(metricNames.runsStarted, { mode }, `requested · ${mode}`)), ...executions(props.orchestrator)],
+        width,
+      }),
+      new cloudwatch.GraphWidget({ title: 'Agent-loop executions', left: executions(props.agentLoop), width }),
+      new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width, height: 6 }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Iterations by agent', left: perAgent(metricNames.iterations), width }),
+      new cloudwatch.GraphWidget({
+        title: 'Tokens',
+        left: tokenKinds.flatMap(([metricName, kind]) => AgentName.options.map((agent) => custom(metricName, { agent }, `${kind} · ${agent}`))),
+        width,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Tool calls and tool errors',
+        left: [perTool(metricNames.toolCalls, 'calls')],
+        right: [perTool(metricNames.toolErrors, 'errors')],
+        width,
+      }),
+    );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({
+        title: 'Lambda duration (p90)',
+        left: fns.map(([name, fn]) => fn.metricDuration({ period, statistic: cloudwatch.Stats.p(90), label: name })),
+        width,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Lambda errors and throttles',
+        left: fns.map(([name, fn]) => fn.metricErrors({ period, label: `${name} errors` })),
+        right: fns.map(([name, fn]) => fn.metricThrottles({ period, label: `${name} throttles` })),
+        width,
+      }),
+      new cloudwatch.GraphWidget({ title: 'Dead-letter queue depth', left: [deadLetterDepth.with({ label: 'messages visible' })], width }),
+    );
+  }
+
+  /** An alarm on one or more events of `metric` in a period; missing data is no event. */
+  private alarm(id: string, metric: cloudwatch.IMetric, description: string, topic?: sns.ITopic): void {
+    const alarm = new cloudwatch.Alarm(this, id, {
+      metric,
+      threshold: 1,
+      evaluationPeriods: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+      alarmDescription: `Stepwise: ${description}`,
+    });
+    if (topic) alarm.addAlarmAction(new actions.SnsAction(topic));
+    this.alarms.push(alarm);
+  }
+}

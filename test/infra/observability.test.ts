@@ -1,0 +1,132 @@
+import { App, Stack } from 'aws-cdk-lib';
+import { Match, Template } from 'aws-cdk-lib/assertions';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { StepwiseStack } from '../../lib/stepwise-stack.js';
+
+/** A stack synthesized without bundling the Lambda code (these tests read the template only). */
+function synth(build: (app: App) => Stack): Template {
+  return Template.fromStack(build(new App({ context: { 'aws:cdk:bundling-stacks': [] } })));
+}
+
+type Resource = { Properties: Record<string, unknown> };
+let template: Template;
+let alarms: Resource[];
+
+beforeAll(() => {
+  template = synth((app) => new StepwiseStack(app, 'Stepwise'));
+  alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
+}, 60_000);
+
+/** The logical id of the one resource of `type` whose id contains `part`. */
+function idOf(part: string, type: string): string {
+  const ids = Object.keys(template.findResources(type)).filter((id) => id.includes(part));
+  expect(ids).toHaveLength(1);
+  return ids[0] as string;
+}
+
+/** The alarms on `metricName` in `namespace`, by the dimension value they watch. */
+function alarmsOn(namespace: string, metricName: string): Resource[] {
+  return alarms.filter((a) => a.Properties.Namespace === namespace && a.Properties.MetricName === metricName);
+}
+
+const oneOrMore = {
+  Threshold: 1,
+  EvaluationPeriods: 1,
+  Period: 300,
+  ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+  TreatMissingData: 'notBreaching',
+};
+
+describe('Observability', () => {
+  it('alarms on failed, timed-out and throttled executions of both state machines', () => {
+    const machines = ['Orchestrator', 'AgentLoop'].map((part) => ({ Ref: idOf(part, 'AWS::StepFunctions::StateMachine') }));
+    for (const metricName of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionThrottled']) {
+      const found = alarmsOn('AWS/States', metricName);
+      expect(found.map((a) => a.Properties.Dimensions)).toEqual(
+        expect.arrayContaining(machines.map((ref) => [{ Name: 'StateMachineArn', Value: ref }])),
+      );
+      expect(found).toHaveLength(2);
+      for (const alarm of found) expect(alarm.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
+    }
+  });
+
+  it('alarms on the errors and throttles of every function', () => {
+    const functions = Object.keys(template.findResources('AWS::Lambda::Function')).map((id) => ({ Ref: id }));
+    expect(functions).toHaveLength(5);
+    for (const metricName of ['Errors', 'Throttles']) {
+      const found = alarmsOn('AWS/Lambda', metricName);
+      expect(found.map((a) => (a.Properties.Dimensions as { Value: unknown }[])[0]?.Value)).toEqual(expect.arrayContaining(functions));
+      expect(found).toHaveLength(5);
+      for (const alarm of found) expect(alarm.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
+    }
+  });
+
+  it('alarms as soon as the dead-letter queue holds a message', () => {
+    const [alarm, ...others] = alarmsOn('AWS/SQS', 'ApproximateNumberOfMessagesVisible');
+    expect(others).toEqual([]);
+    expect(alarm?.Properties).toMatchObject({
+      ...oneOrMore,
+      Statistic: 'Maximum',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf('DeadLetters', 'AWS::SQS::Queue'), 'QueueName'] } }],
+    });
+  });
+
+  it('has 17 alarms and, by default, no alarm actions', () => {
+    expect(alarms).toHaveLength(6 + 10 + 1);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toBeUndefined();
+  });
+
+  it('notifies an SNS topic from every alarm when one is given', () => {
+    const withTopic = synth((app) => {
+      const stack = new Stack(app, 'Topic');
+      new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(stack, 'Alarms') });
+      return app.node.findChild('Alarmed') as Stack;
+    });
+    const found = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Resource[];
+    expect(found).toHaveLength(17);
+    for (const alarm of found) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('Topic');
+  });
+
+  it('draws a dashboard of runs, iterations, tokens, tool errors, Lambda duration and errors, and dead letters', () => {
+    const dashboards = Object.values(template.findResources('AWS::CloudWatch::Dashboard')) as Resource[];
+    expect(dashboards).toHaveLength(1);
+    const body = JSON.stringify(dashboards[0]?.Properties.DashboardBody);
+    for (const text of [
+      'Runs (orchestrator executions)',
+      'AWS/States',
+      'ExecutionsSucceeded',
+      'RunsStarted',
+      'Iterations',
+      'InputTokens',
+      'OutputTokens',
+      'CacheReadInputTokens',
+      'ToolErrors',
+      'SEARCH(',
+      'AWS/Lambda',
+      'Duration',
+      'ApproximateNumberOfMessagesVisible',
+    ]) {
+      expect(body).toContain(text);
+    }
+    // The custom metrics are read with the dimensions the functions emit them with.
+    expect(body).toContain('\\"Stepwise\\",\\"Iterations\\",\\"agent\\",\\"coder\\",\\"service\\",\\"stepwise\\"');
+  });
+
+  it('traces both state machines with X-Ray, their roles allowed to send the segments', () => {
+    const machines = template.findResources('AWS::StepFunctions::StateMachine');
+    expect(Object.keys(machines)).toHaveLength(2);
+    for (const machine of Object.values(machines) as Resource[]) {
+      expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
+      const roleId = (machine.Properties.RoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+      template.hasResourceProperties('AWS::IAM::Policy', {
+        Roles: [{ Ref: roleId }],
+        PolicyDocument: {
+          Statement: Match.arrayWith([
+            Match.objectLike({ Action: Match.arrayWith(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']), Resource: '*' }),
+          ]),
+        },
+      });
+    }
+  });
+});
