@@ -1,31 +1,12 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { App, Duration, Stack } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { AwsSolutionsChecks } from 'cdk-nag';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
-
-interface NagReport {
-  pluginReports: { violations: { ruleName: string; violatingConstructs: { constructPath: string }[] }[] }[];
-}
-
-/** Synthesizes an app with cdk-nag's AwsSolutionsChecks and lists what it reports. */
-function nagViolations(app: App): string[] {
-  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
-  try {
-    app.synth();
-  } catch (error) {
-    // Synthesis fails on unacknowledged findings; the report below lists them.
-    if (!(error instanceof Error) || error.name !== 'ValidationFailed') throw error;
-  }
-  const report = JSON.parse(readFileSync(join(app.outdir, 'validation-report.json'), 'utf8')) as NagReport;
-  return report.pluginReports.flatMap((r) =>
-    r.violations.map((v) => `${v.ruleName} ${v.violatingConstructs.map((x) => x.constructPath).join(',')}`),
-  );
-}
+import { nagViolations } from '../support/nag.js';
 
 let template: Template;
 let violations: string[];
@@ -33,8 +14,9 @@ let violations: string[];
 beforeAll(() => {
   const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'stepwise-cdk-')) });
   const stack = new StepwiseStack(app, 'Stepwise');
-  template = Template.fromStack(stack);
+  // cdk-nag first: a template read before would leave a synthesized app that nag never checks.
   violations = nagViolations(app);
+  template = Template.fromJSON(app.synth().getStackArtifact(stack.artifactId).template);
 }, 120_000);
 
 /** The logical id of the one resource of `type` whose id starts with `prefix`. */

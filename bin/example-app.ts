@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+/**
+ * An example of Stepwise as a library: StepwiseAgents inside a stack of your own, with the model,
+ * a JWT authorizer for the API and an SNS topic for the alarms chosen here.
+ * `npx cdk synth --app "npx tsx bin/example-app.ts"`
+ */
+import { pathToFileURL } from 'node:url';
+import { App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as kms from 'aws-cdk-lib/aws-kms';
+import * as sns from 'aws-cdk-lib/aws-sns';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import type { Construct } from 'constructs';
+import { StepwiseAgents } from '../lib/index.js';
+
+/** Your stack: your own resources, and Stepwise as one construct among them. */
+export class ResearchAssistantStack extends Stack {
+  public readonly agents: StepwiseAgents;
+
+  constructor(scope: Construct, id: string, props?: StackProps) {
+    super(scope, id, props);
+
+    // CloudWatch may publish to an encrypted topic only with a customer managed key it may use.
+    const key = new kms.Key(this, 'AlarmsKey', { enableKeyRotation: true, description: 'Encrypts the Stepwise alarm topic.' });
+    key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
+    const alarms = new sns.Topic(this, 'Alarms', { masterKey: key, enforceSSL: true });
+
+    this.agents = new StepwiseAgents(this, 'Agents', {
+      model: 'claude-sonnet-4-5',
+      maxTokens: 16_000,
+      // Your users sign in with your identity provider; API Gateway checks their tokens.
+      auth: { type: 'jwt', issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_EXAMPLE', audience: ['research-assistant'] },
+      alarmTopic: alarms,
+    });
+
+    new CfnOutput(this, 'ApiUrl', { value: this.agents.api.apiEndpoint });
+    new CfnOutput(this, 'EventBusName', { value: this.agents.bus.eventBusName });
+    new CfnOutput(this, 'DashboardName', { value: this.agents.dashboard.dashboardName });
+  }
+}
+
+/** The example app: one ResearchAssistant stack. */
+export function exampleApp(app: App = new App()): App {
+  new ResearchAssistantStack(app, 'ResearchAssistant');
+  return app;
+}
+
+// Synthesized, with cdk-nag's AwsSolutionsChecks as in bin/app.ts, when run as the CDK app
+// (a test imports it instead).
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  const app = exampleApp();
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));
+  app.synth();
+}

@@ -1,0 +1,10 @@
+/** Stepwise as a library: the construct, its props, and the parts it is made of. */
+export {
+  StepwiseAgents,
+  type StepwiseAgentsProps,
+  type StepwiseFunctions,
+  type StepwiseStateMachines,
+} from './stepwise-agents.js';
+export type { ApiAuth } from './front-door.js';
+export { StepwiseStack, type StepwiseStackProps } from './stepwise-stack.js';
+export { Observability, type ObservabilityProps } from './observability.js';

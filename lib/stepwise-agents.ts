@@ -1,0 +1,276 @@
+import { Duration, Stack, Validations } from 'aws-cdk-lib';
+import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
+import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import type * as sns from 'aws-cdk-lib/aws-sns';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import { toolNames } from '../functions/core/approvals.js';
+import { AgentLoop } from './agent-loop.js';
+import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
+import { type ApiAuth, FrontDoor } from './front-door.js';
+import { StepwiseFunction } from './function.js';
+import { Observability } from './observability.js';
+import { Orchestrator } from './orchestrator.js';
+import { Storage } from './storage.js';
+
+/** How Stepwise is configured: the model, the API's auth, limits and where alarms go. */
+export interface StepwiseAgentsProps {
+  /**
+   * Who answers the model calls: Anthropic's API (key in Secrets Manager), Amazon Bedrock (the
+   * inference function's IAM role, no key), or `scripted` (turns replayed from a file, for tests).
+   * @default 'anthropic'
+   */
+  readonly provider?: 'anthropic' | 'bedrock' | 'scripted';
+  /**
+   * The model every run uses unless it asks for another; on Bedrock a Claude model id or
+   * cross-Region inference profile id.
+   * @default 'claude-sonnet-4-5'
+   */
+  readonly model?: string;
+  /**
+   * Further models a run may ask for with `model`; the deployment's model is always allowed.
+   * On Bedrock, the inference function may invoke exactly these and the deployment's model.
+   * @default [] (only the deployment's model)
+   */
+  readonly allowedModels?: string[];
+  /**
+   * The output token limit of one inference step.
+   * @default 8192
+   */
+  readonly maxTokens?: number;
+  /**
+   * The model's context window in tokens; conversations are compacted at 80% of it.
+   * @default 200000
+   */
+  readonly contextWindowTokens?: number;
+  /**
+   * How callers of the HTTP API authenticate: SigV4-signed requests (`iam`) or a JWT authorizer.
+   * @default { type: 'iam' }
+   */
+  readonly auth?: ApiAuth;
+  /**
+   * Name of an existing Secrets Manager secret holding the Anthropic API key.
+   * @default a new secret, `<stack name>/anthropic-api-key`, whose value you set after deploying
+   */
+  readonly anthropicSecretName?: string;
+  /**
+   * Iterations an agent-loop execution runs before it continues in a fresh one.
+   * @default 60
+   */
+  readonly iterationsPerExecution?: number;
+  /**
+   * Tools whose calls wait for a reviewer's approval in every run; a run may add more.
+   * @default [] (none)
+   */
+  readonly approvalTools?: string[];
+  /**
+   * How long a tool call waits for a reviewer before it is denied with reason `timeout`.
+   * @default Duration.hours(24)
+   */
+  readonly approvalTimeout?: Duration;
+  /**
+   * Where the alarms (failed, timed-out and throttled executions, Lambda errors, dead letters) notify.
+   * @default none: the alarms only change state
+   */
+  readonly alarmTopic?: sns.ITopic;
+}
+
+/** The state machines of a Stepwise deployment. */
+export interface StepwiseStateMachines {
+  /** One execution per run: phases, nested agent loops, the completion event. */
+  readonly orchestrator: sfn.StateMachine;
+  /** One execution per agent of a run: inference, tools, inference, … */
+  readonly agentLoop: sfn.StateMachine;
+}
+
+/** The Lambda functions of a Stepwise deployment. */
+export interface StepwiseFunctions {
+  /** One inference step: the only function that calls the model. */
+  readonly inference: lambda.IFunction;
+  /** One tool call, with workspace credentials narrowed to its run. */
+  readonly tool: lambda.IFunction;
+  /** Opens approval requests of gated tool calls. */
+  readonly approval: lambda.IFunction;
+  /** The HTTP API. */
+  readonly api: lambda.IFunction;
+  /** `Stepwise Run Requested` events from the bus. */
+  readonly intake: lambda.IFunction;
+}
+
+/**
+ * Stepwise as one construct: storage, the step functions, the agent loop and the orchestrator,
+ * the HTTP API and event intake, and the dashboard and alarms. Put one in any stack:
+ * `new StepwiseAgents(this, 'Agents', { model: 'claude-sonnet-4-5' })`.
+ *
+ * Some names derive from the stack's name (the event bus, the agent-loop state machine, the
+ * default secret, the dashboard), so a stack holds one StepwiseAgents.
+ */
+export class StepwiseAgents extends Construct {
+  /** Conversation memory, run records and approvals (one table, `pk`/`sk`). */
+  public readonly table: dynamodb.TableV2;
+  /** Run workspaces (`workspaces/<runId>/`) and large message bodies. */
+  public readonly bucket: s3.Bucket;
+  /** The HTTP API (output its `apiEndpoint`). */
+  public readonly api: apigw.HttpApi;
+  /** The project's event bus: run requests in, run completions and approval requests out. */
+  public readonly bus: events.EventBus;
+  public readonly stateMachines: StepwiseStateMachines;
+  public readonly functions: StepwiseFunctions;
+  /** The CloudWatch dashboard of runs, iterations, tokens, tool errors, Lambdas and dead letters. */
+  public readonly dashboard: cloudwatch.Dashboard;
+  /** Every alarm. */
+  public readonly alarms: cloudwatch.Alarm[];
+
+  public readonly storage: Storage;
+  public readonly inference: StepwiseFunction;
+  /** The tool function: every tool call runs here, whatever the tool. */
+  public readonly tool: StepwiseFunction;
+  /** Opens approval requests of gated tool calls and stores the token each waits on. */
+  public readonly approval: StepwiseFunction;
+  public readonly agentLoop: AgentLoop;
+  public readonly orchestrator: Orchestrator;
+  public readonly frontDoor: FrontDoor;
+  public readonly observability: Observability;
+  /** The Anthropic API key's secret; none when the model is served by Bedrock. */
+  public readonly anthropicKey?: secretsmanager.ISecret;
+  /** The models runs may ask for, the deployment's own first. */
+  public readonly allowedModels: string[];
+  /** The role tool calls assume, narrowed per run. */
+  public readonly workspaceRole: iam.Role;
+
+  constructor(scope: Construct, id: string, props: StepwiseAgentsProps = {}) {
+    super(scope, id);
+    const stackName = Stack.of(this).stackName;
+    const unknown = (props.approvalTools ?? []).filter((name) => !toolNames.includes(name));
+    if (unknown.length) throw new Error(`approvalTools names unknown tools: ${unknown.join(', ')} (known: ${toolNames.join(', ')}).`);
+    this.storage = new Storage(this, 'Storage');
+    const { table, bucket } = this.storage;
+    const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
+
+    const provider = props.provider ?? 'anthropic';
+    const model = props.model ?? 'claude-sonnet-4-5';
+    this.allowedModels = [...new Set([model, ...(props.allowedModels ?? [])])];
+    // Fail at synth, naming the id, rather than on the first run.
+    if (provider === 'bedrock') for (const id of this.allowedModels) bedrockModel(id);
+
+    // The model key lives in Secrets Manager and is read at run time, never put in the template.
+    // Bedrock needs none: its calls are signed with the inference function's role.
+    if (provider === 'anthropic') {
+      this.anthropicKey = props.anthropicSecretName
+        ? secretsmanager.Secret.fromSecretNameV2(this, 'AnthropicApiKey', props.anthropicSecretName)
+        : new secretsmanager.Secret(this, 'AnthropicApiKey', {
+            secretName: `${stackName}/anthropic-api-key`,
+            description: 'The Anthropic API key Stepwise calls the model with. Set its value after deploying.',
+          });
+      if (this.anthropicKey instanceof secretsmanager.Secret) {
+        Validations.of(this.anthropicKey).acknowledge({
+          id: 'AwsSolutions-SMG4',
+          reason: 'A third-party API key: it is rotated in the Anthropic console, not by a rotation Lambda.',
+        });
+      }
+    }
+
+    // Timeouts nest (DESIGN invariant 3): one model call 240 s, with no SDK retry, < Lambda
+    // 300 s < state 360 s; the state machine's Retry is the only retry loop.
+    this.inference = new StepwiseFunction(this, 'Inference', {
+      // One entry per provider, so the bundle carries only the SDK this deployment calls.
+      handler: provider === 'bedrock' ? 'inference-bedrock' : 'inference',
+      timeout: Duration.minutes(5),
+      environment: {
+        ...shared,
+        STEPWISE_PROVIDER: provider,
+        STEPWISE_MODEL: model,
+        STEPWISE_MAX_TOKENS: String(props.maxTokens ?? 8192),
+        STEPWISE_CONTEXT_WINDOW_TOKENS: String(props.contextWindowTokens ?? 200_000),
+        STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
+        STEPWISE_MODEL_MAX_RETRIES: '0',
+        ...(this.anthropicKey ? { ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn } : {}),
+      },
+    });
+    this.anthropicKey?.grantRead(this.inference.function);
+    if (provider === 'bedrock') grantBedrockInvoke(this.inference.role, this.allowedModels);
+    this.storage.grantConversationMemory(this.inference.function);
+    this.storage.grantRunRecords(this.inference.function, 'update');
+
+    // Tools reach workspaces only through this role, assumed per call with a session policy
+    // that narrows it to the run's own prefix (DESIGN invariant 7).
+    this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared });
+    this.workspaceRole = new iam.Role(this, 'WorkspaceRole', {
+      assumedBy: new iam.ArnPrincipal(this.tool.role.roleArn),
+      description: 'Assumed by the tool function for one run at a time, narrowed by a session policy to workspaces/<runId>/.',
+      maxSessionDuration: Duration.hours(1),
+    });
+    this.storage.grantWorkspaces(this.workspaceRole, 'readWrite');
+    this.workspaceRole.grantAssumeRole(this.tool.role);
+    this.tool.function.addEnvironment('STEPWISE_WORKSPACE_ROLE_ARN', this.workspaceRole.roleArn);
+    this.storage.grantConversationMemory(this.tool.function);
+    this.storage.grantRunRecords(this.tool.function, 'updateOnly');
+    this.storage.grantApprovals(this.tool.function, 'settle');
+
+    this.approval = new StepwiseFunction(this, 'Approval', { handler: 'approval', timeout: Duration.seconds(30), environment: shared });
+    this.storage.grantConversationRead(this.approval.function);
+    this.storage.grantApprovals(this.approval.function, 'request');
+
+    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${stackName}-events` });
+    this.agentLoop = new AgentLoop(this, 'AgentLoop', {
+      inference: this.inference.function,
+      tool: this.tool.function,
+      approval: this.approval.function,
+      bus: this.bus,
+      inferenceTimeout: Duration.seconds(360),
+      toolTimeout: Duration.seconds(150),
+      ...(props.iterationsPerExecution ? { iterationsPerExecution: props.iterationsPerExecution } : {}),
+      ...(props.approvalTimeout ? { approvalTimeout: props.approvalTimeout } : {}),
+    });
+
+    this.orchestrator = new Orchestrator(this, 'Orchestrator', {
+      table,
+      agentLoop: this.agentLoop.stateMachine,
+      bus: this.bus,
+    });
+
+    this.frontDoor = new FrontDoor(this, 'FrontDoor', {
+      storage: this.storage,
+      orchestrator: this.orchestrator.stateMachine,
+      agentLoop: this.agentLoop.stateMachine,
+      bus: this.bus,
+      approvalTools: props.approvalTools ?? [],
+      allowedModels: this.allowedModels,
+      ...(props.auth ? { auth: props.auth } : {}),
+    });
+
+    this.table = table;
+    this.bucket = bucket;
+    this.api = this.frontDoor.api;
+    this.stateMachines = { orchestrator: this.orchestrator.stateMachine, agentLoop: this.agentLoop.stateMachine };
+    this.functions = {
+      inference: this.inference.function,
+      tool: this.tool.function,
+      approval: this.approval.function,
+      api: this.frontDoor.apiFunction.function,
+      intake: this.frontDoor.intakeFunction.function,
+    };
+
+    this.observability = new Observability(this, 'Observability', {
+      orchestrator: this.orchestrator.stateMachine,
+      agentLoop: this.agentLoop.stateMachine,
+      functions: {
+        Inference: this.functions.inference,
+        Tool: this.functions.tool,
+        Approval: this.functions.approval,
+        Api: this.functions.api,
+        Intake: this.functions.intake,
+      },
+      deadLetters: this.frontDoor.deadLetters,
+      ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
+    });
+    this.dashboard = this.observability.dashboard;
+    this.alarms = this.observability.alarms;
+  }
+}

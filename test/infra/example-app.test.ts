@@ -1,0 +1,62 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { App, Stack } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { exampleApp } from '../../bin/example-app.js';
+import { StepwiseAgents } from '../../lib/index.js';
+import { nagViolations } from '../support/nag.js';
+
+let template: Template;
+let violations: string[];
+
+beforeAll(() => {
+  // Lambda code is not bundled: these tests read the template.
+  const app = exampleApp(new App({ outdir: mkdtempSync(join(tmpdir(), 'stepwise-example-')), context: { 'aws:cdk:bundling-stacks': [] } }));
+  // cdk-nag first: a template read before would leave a synthesized app that nag never checks.
+  violations = nagViolations(app);
+  const stack = app.node.findChild('ResearchAssistant') as Stack;
+  template = Template.fromJSON(app.synth().getStackArtifact(stack.artifactId).template);
+}, 120_000);
+
+describe('the example app (StepwiseAgents in a stack of your own)', () => {
+  it('passes cdk-nag AwsSolutionsChecks', () => {
+    expect(violations).toEqual([]);
+  });
+
+  it('builds all of Stepwise under the construct, beside the stack\'s own resources', () => {
+    expect(Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => id.startsWith('Agents'))).toHaveLength(5);
+    expect(Object.keys(template.findResources('AWS::StepFunctions::StateMachine')).every((id) => id.startsWith('Agents'))).toBe(true);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    template.resourceCountIs('AWS::SNS::Topic', 1);
+    template.hasOutput('ApiUrl', {});
+    template.hasOutput('DashboardName', {});
+  });
+
+  it('uses the model, token limit and JWT authorizer it was given', () => {
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: { STEPWISE_HANDLER: 'inference', STEPWISE_MODEL: 'claude-sonnet-4-5', STEPWISE_MAX_TOKENS: '16000' } },
+    });
+    template.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Audience: ['research-assistant'] },
+    });
+  });
+
+  it('sends every alarm to the stack\'s topic', () => {
+    const topicId = Object.keys(template.findResources('AWS::SNS::Topic'))[0];
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions?: unknown } }[];
+    expect(alarms).toHaveLength(17);
+    for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
+  });
+
+  it('exposes what it created for the stack to build on', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const agents = new StepwiseAgents(new Stack(app, 'Mine'), 'Agents');
+    expect(agents.functions.tool).toBe(agents.tool.function);
+    expect(agents.stateMachines.orchestrator).toBe(agents.orchestrator.stateMachine);
+    expect([agents.table, agents.bucket, agents.api, agents.bus, agents.dashboard].every(Boolean)).toBe(true);
+    expect(agents.alarms).toHaveLength(17);
+  });
+});
