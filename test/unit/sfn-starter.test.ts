@@ -1,0 +1,27 @@
+import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { mockClient } from 'aws-sdk-client-mock';
+import { describe, expect, it } from 'vitest';
+import { SfnRunStarter } from '../../functions/adapters/sfn-starter.js';
+import type { OrchestratorInput } from '../../functions/core/intake.js';
+
+const input: OrchestratorInput = { runId: 'run-1', mode: 'single', conversationId: 'run/run-1/single', maxIterations: 5, model: '' };
+const arn = 'arn:aws:states:us-east-1:123456789012:stateMachine:orchestrator';
+
+describe('SfnRunStarter', () => {
+  it('reports a run it started (the RunsStarted metric counts these)', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(StartExecutionCommand).resolves({ executionArn: `${arn}:run-1`, startDate: new Date() });
+    const started: OrchestratorInput[] = [];
+    await new SfnRunStarter(new SFNClient({ region: 'us-east-1' }), arn, (i) => started.push(i)).start(input);
+    expect(started).toEqual([input]);
+    expect(sfn.commandCalls(StartExecutionCommand)[0]?.args[0].input).toEqual({ stateMachineArn: arn, name: 'run-1', input: JSON.stringify(input) });
+  });
+
+  it('reports nothing for a repeat that found the run started already', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(StartExecutionCommand).rejects(new ExecutionAlreadyExists({ message: 'exists', $metadata: {} }));
+    const started: OrchestratorInput[] = [];
+    await new SfnRunStarter(new SFNClient({ region: 'us-east-1' }), arn, (i) => started.push(i)).start(input);
+    expect(started).toEqual([]);
+  });
+});
