@@ -17,7 +17,7 @@ import {
   ModelThrottled,
   ModelUnavailable,
 } from '../core/model.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 export interface AnthropicProviderOptions {
   /** The key, or a function that fetches it (from Secrets Manager when deployed), called once. */

@@ -9,7 +9,7 @@
  */
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
 import Anthropic from '@anthropic-ai/sdk';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ContextWindowExceeded,
   ModelAccessDenied,

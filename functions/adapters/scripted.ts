@@ -3,7 +3,7 @@
  * and tests. A turn may be a function of the request, so a script can react to what it is sent.
  */
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ContentBlock, StopReason, Usage, toolUses } from '../core/messages.js';
 import { StepwiseError } from '../core/errors.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../core/model.js';

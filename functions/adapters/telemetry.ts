@@ -8,7 +8,7 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
-import { z } from 'zod';
+import * as z from 'zod';
 import type { ModelProvider } from '../core/model.js';
 import type { Usage } from '../core/messages.js';
 import { type metricDimensions, metricNames, metricsNamespace, serviceName } from '../core/metrics.js';

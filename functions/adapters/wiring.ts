@@ -5,7 +5,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { z } from 'zod';
+import * as z from 'zod';
 import { toolNames } from '../core/approvals.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';

@@ -4,7 +4,7 @@
  */
 import { type Context, Hono } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   ApprovalAlreadyDecided,
   ApprovalNotFound,

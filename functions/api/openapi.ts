@@ -1,5 +1,5 @@
 /** The OpenAPI 3.1 document of the HTTP API, generated from the same zod schemas the routes use. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { type ZodOpenApiResponsesObject, createDocument } from 'zod-openapi';
 import {
   Accepted,

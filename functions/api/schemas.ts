@@ -2,7 +2,7 @@
  * Every body, query and answer of the HTTP API as zod schemas: the router validates with them
  * and `GET /openapi.json` is generated from them (STYLE.md habit 2).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { DecisionBody, DecisionRecorded, WaitingFor } from '../core/approvals.js';
 import { AgentName } from '../core/conversation.js';
 import { CreateRunBody } from '../core/intake.js';

@@ -8,7 +8,7 @@
  * that lands before the token is stored, or a retried request never loses a decision, and a
  * decision is recorded once (a conditional write), whoever tries second gets a 409.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { builtinTools } from './agents.js';
 import { AgentName, type ConversationStore, conversationIdOf } from './conversation.js';
 import { StepStateInvalid, StepwiseError } from './errors.js';

@@ -10,7 +10,7 @@
  * The summary is stored once per cut and reused by every later step, so the requests stay
  * byte-stable between compactions and prompt caching keeps hitting (invariant 4).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Conversation, StoredMessage } from './conversation.js';
 import { type Message, Usage, textBlock } from './messages.js';
 

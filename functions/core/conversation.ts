@@ -6,7 +6,7 @@
  * calls they answer; the user message that carries them to the model stores only a reference
  * (`carries`), and loading splices them in, in call order (invariant 6).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Compaction } from './compaction.js';
 import { StoredDataInvalid } from './errors.js';
 import type { Message, ToolResultBlock} from './messages.js';

@@ -1,7 +1,7 @@
 /**
  * The events Stepwise takes and emits (DESIGN §5), as zod schemas for producers and consumers.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { Usage } from './messages.js';
 import { Phase, RunError, RunStatus } from './runs.js';
 

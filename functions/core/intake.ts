@@ -3,7 +3,7 @@
  * record, start the orchestrator; bad input is refused whole (DESIGN invariant 10).
  */
 import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApprovalPolicy, gatedTools } from './approvals.js';
 import { conversationIdOf } from './conversation.js';
 import { StepwiseError, messageOf } from './errors.js';

@@ -5,7 +5,7 @@
  * fields this code does not know (citations, signatures, server-tool payloads) survive a
  * round trip through storage byte for byte.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 export const TextBlock = z.looseObject({
   type: z.literal('text'),

@@ -1,7 +1,7 @@
 /**
  * The model port: one call in, one complete assistant message out.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InfrastructureError, StepwiseError } from './errors.js';
 import type { ContentBlock, Message, StopReason, Usage } from './messages.js';
 

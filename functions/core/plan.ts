@@ -3,7 +3,7 @@
  * position or field that is wrong.
  */
 import { type ParseError, parse as parseTolerant, printParseErrorCode } from 'jsonc-parser';
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** A non-empty string, checked without trimming it: parsing never rewrites the plan. */
 const text = () => z.string().refine((s) => s.trim().length > 0, 'must not be empty');

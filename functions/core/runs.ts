@@ -1,7 +1,7 @@
 /**
  * The run record: what `GET /runs/{runId}` shows, and the port that keeps it.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ApprovalPolicy } from './approvals.js';
 import { AgentName } from './conversation.js';
 import { Usage } from './messages.js';

@@ -2,7 +2,7 @@
  * The two steps of the agent loop, as functions over the ports. The state machine (or the local
  * loop driver) calls them; each is idempotent under retry (DESIGN invariant 3).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   type Compaction,
   type ContextPolicy,

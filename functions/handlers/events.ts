@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { StepwiseError } from '../core/errors.js';
 import { describeIssues } from '../core/tools/registry.js';
 

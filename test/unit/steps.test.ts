@@ -8,7 +8,7 @@ import { ToolRegistry, defineTool } from '../../functions/core/tools/registry.js
 import { builtinTools } from '../../functions/core/agents.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { newRun } from '../support/memory.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const cid = conversationIdOf('run-1', 'single');
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import * as z from 'zod';
 import { ToolFailure, defineTool } from './registry.js';
 
 const CalculatorInput = z

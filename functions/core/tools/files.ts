@@ -2,7 +2,7 @@
  * The workspace tools. Paths are checked by the workspace (invariant 7); a refused path is a
  * tool error the model can correct.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { checkPath } from '../workspace.js';
 import { type ToolContext, ToolFailure, defineTool } from './registry.js';
 

@@ -2,7 +2,7 @@
  * Tools: a name, a description, a zod input schema and a `run`. The JSON Schema the model sees
  * is derived from the zod schema, so the two cannot disagree (STYLE.md habit 2).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { InfrastructureError, messageOf } from '../errors.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../messages.js';
 import type { ToolSpec } from '../model.js';
