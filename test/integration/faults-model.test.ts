@@ -12,7 +12,10 @@ import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';
 
-/** Steps to crash once after they have done their work (a Lambda dying before it returns). */
+/**
+ * Steps to crash once after they have done their work (a Lambda dying before it returns), by
+ * iteration or tool call id; armed before the run starts, so none runs before it is armed.
+ */
 const crashAfter = new Set<string>();
 const crashes: string[] = [];
 function crashOnce(name: string, handler: LocalHandler): LocalHandler {
@@ -20,7 +23,7 @@ function crashOnce(name: string, handler: LocalHandler): LocalHandler {
     const result = await handler(event);
     const key = `${name}:${JSON.stringify(event)}`;
     const e = event as { runId: string; iteration?: number; toolUseId?: string };
-    const target = `${name}:${e.runId}:${e.iteration ?? e.toolUseId}`;
+    const target = `${name}:${e.toolUseId ?? e.iteration}`;
     if (crashAfter.has(target) && !crashes.includes(key)) {
       crashes.push(key);
       throw Object.assign(new Error('Runtime exited before returning'), { name: 'Lambda.Unknown' });
@@ -95,12 +98,10 @@ describe('a Lambda that dies after its write, before it returns', () => {
       { turn: use(['toolu_1', 'write_file', { path: 'once.txt', content: 'once' }]) },
       ok('done'),
     );
+    for (const target of ['inference:0', 'tool:toolu_1', 'inference:1']) crashAfter.add(target);
     const started = await local.post('/runs', { goal: `${tag} Write once.`, mode: 'single' });
     const runId = String(started.body.runId);
-    crashAfter.add(`inference:${runId}:0`);
-    crashAfter.add(`tool:${runId}:toolu_1`);
-    crashAfter.add(`inference:${runId}:1`);
-    const run = await local.waitFor(runId);
+    const run = await local.waitFor(runId).finally(() => crashAfter.clear());
 
     expect(run).toMatchObject({ status: 'succeeded', iterations: { single: 2 } });
     expect(crashes.filter((c) => c.includes(runId))).toHaveLength(3);
