@@ -9,13 +9,29 @@ import * as z from 'zod';
 import { toolNames } from '../core/approvals.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
+import { ExternalTools, type ToolSource } from '../core/tools/external.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import { BlobStore } from './blobs.js';
 import { DynamoApprovalStore } from './dynamo-approvals.js';
 import { DynamoConversationStore } from './dynamo-conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from './dynamo-intake.js';
 import { DynamoRunStore } from './dynamo-runs.js';
+import { DynamoToolCatalogStore } from './dynamo-tool-catalog.js';
 import { S3Workspace } from './s3-workspace.js';
+
+/** A JSON array in a variable; its items are checked where they are used (`wiring-external.ts`). */
+const jsonList = z
+  .string()
+  .default('[]')
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(z.unknown(), { error: 'must be a JSON array' }));
 
 export const Env = z.object({
   STEPWISE_TABLE: z.string().min(1),
@@ -55,6 +71,15 @@ export const Env = z.object({
   STEPWISE_SFN_ENDPOINT: z.string().url().optional(),
   /** The local Bedrock stand-in (`functions/local/bedrock-api.ts`), signed with the emulators' fixed pair. */
   STEPWISE_BEDROCK_ENDPOINT: z.string().url().optional(),
+  STEPWISE_LAMBDA_ENDPOINT: z.string().url().optional(),
+  /** Remote MCP servers, JSON `[{ name, url, agents? }]`; their tools are offered as `<server>__<tool>`. */
+  STEPWISE_MCP_SERVERS: jsonList,
+  /** Lambda functions as tools, JSON `[{ name, description, inputSchema, functionName, agents? }]`. */
+  STEPWISE_LAMBDA_TOOLS: jsonList,
+  /** Milliseconds to connect to an MCP server and list its tools (inference step). */
+  STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Milliseconds one MCP or Lambda tool call may take; below the tool Lambda's timeout (invariant 3). */
+  STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   /** The orchestrator state machine (API and intake functions). */
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
   /** The queue for events that fail validation (intake function). */
@@ -126,6 +151,8 @@ export interface Wiring {
   idempotency: DynamoIdempotencyStore;
   sessions: DynamoSessionLocks;
   approvals: DynamoApprovalStore;
+  /** MCP and Lambda tools, when the function asked for them and some are configured. */
+  externalTools?: ExternalTools;
 }
 
 /**
@@ -135,6 +162,8 @@ export interface Wiring {
 export interface WireParts {
   model?: ModelProvider | ((env: Env) => ModelProvider);
   workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
+  /** The sources of external tools: listing ones (inference) or calling ones (tools). */
+  externalTools?: (env: Env) => ToolSource[];
 }
 
 /** The adapters every function shares, plus the parts it asks for. */
@@ -144,7 +173,14 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
   const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
+  const sources = parts.externalTools?.(env) ?? [];
+  const externalTools = sources.length
+    ? new ExternalTools(sources, new DynamoToolCatalogStore(doc, env.STEPWISE_TABLE, blobs), {
+        log: (message, detail) => console.warn(JSON.stringify({ level: 'warn', message, ...detail })),
+      })
+    : undefined;
   return {
+    ...(externalTools ? { externalTools } : {}),
     env,
     conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
     runs,

@@ -39,12 +39,14 @@ import {
 import {
   ContextWindowExceeded,
   type ModelProvider,
+  type ModelRequest,
   type ModelResponse,
   ModelResponseEmpty,
   type ModelSettings,
 } from './model.js';
 import { estimateCost } from './prices.js';
 import type { RunResult, RunStore } from './runs.js';
+import { type ExternalTools, externalSpecs, unavailableNote } from './tools/external.js';
 import { type PlanStore, type ToolLimits, type ToolRegistry, defaultToolLimits } from './tools/registry.js';
 import type { Workspace } from './workspace.js';
 
@@ -101,6 +103,8 @@ export interface InferenceDeps {
   context?: ContextPolicy;
   /** Which tools need approval in a run; none when absent. */
   approvals?: Pick<ApprovalStore, 'toolsFor'>;
+  /** MCP and Lambda tools, listed once per run; none when absent. */
+  externalTools?: Pick<ExternalTools, 'forRun'>;
 }
 
 export interface ToolDeps {
@@ -114,6 +118,8 @@ export interface ToolDeps {
   maxResultChars?: number;
   /** The decisions on gated calls. */
   approvals?: Pick<ApprovalStore, 'get' | 'decide'>;
+  /** MCP and Lambda tools, as the run's stored catalog lists them; none when absent. */
+  externalTools?: Pick<ExternalTools, 'stored' | 'call'>;
   clock?: () => Date;
 }
 
@@ -158,19 +164,25 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
 
   const model = input.model || deps.settings.model;
   const policy = deps.context ?? defaultContextPolicy;
+  // The run's external tools come from its stored catalog, so every step sends the same bytes.
+  const catalog = deps.externalTools ? await deps.externalTools.forRun(runId) : undefined;
+  const external = externalSpecs(catalog, agent);
+  const request = {
+    system: profile.system + unavailableNote(catalog, agent),
+    tools: external.length ? [...profile.tools.specs(), ...external] : profile.tools.specs(),
+  };
   const ask = (c: Conversation) =>
     deps.model.generate({
       model,
       maxTokens: deps.settings.maxTokens,
-      system: profile.system,
-      tools: profile.tools.specs(),
+      ...request,
       messages: modelMessages(c),
     });
   // Compact once at most per step: before the call when the conversation nears the window, or
   // when the model says it no longer fits (invariant 11); a second "too long" is the run's error.
   let compacted = madeBy(conversation.compaction, input) !== undefined;
   if (!compacted && needsCompaction(conversation, policy, deps.settings.maxTokens)) {
-    const shorter = await compact(conversation, conversationId, profile, model, input, deps, policy);
+    const shorter = await compact(conversation, conversationId, request, model, input, deps, policy);
     compacted = shorter !== undefined;
     conversation = shorter ?? conversation;
   }
@@ -183,7 +195,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   } catch (error) {
     if (!(error instanceof ContextWindowExceeded) || compacted) throw error;
     const cutBy = refusedPolicy(conversation, policy, error.limitTokens);
-    const shorter = await compact(conversation, conversationId, profile, model, input, deps, cutBy);
+    const shorter = await compact(conversation, conversationId, request, model, input, deps, cutBy);
     if (!shorter) throw error;
     conversation = shorter;
     response = await ask(conversation);
@@ -218,7 +230,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
 async function compact(
   conversation: Conversation,
   conversationId: string,
-  profile: AgentProfile,
+  request: Pick<ModelRequest, 'system' | 'tools'>,
   model: string,
   input: InferenceInput,
   deps: InferenceDeps,
@@ -227,11 +239,11 @@ async function compact(
   const cut = chooseCut(conversation, policy);
   const last = conversation.messages.at(-1);
   if (cut === undefined || !last) return undefined;
+  // The same system prompt and tools as the step's own request, so the summary call hits the cache.
   const response = await deps.model.generate({
     model,
     maxTokens: deps.settings.maxTokens,
-    system: profile.system,
-    tools: profile.tools.specs(),
+    ...request,
     messages: summaryRequestMessages(conversation, cut),
   });
   const summary = textOf(response.message).trim();
@@ -472,12 +484,26 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
   }
 
   const registry = (deps.tools ?? ((agent: AgentName) => agentProfile(agent).tools))(input.agent);
-  const result = await registry.execute(call, {
-    runId: input.runId,
-    workspace: deps.workspaceFor(input.runId),
-    limits: deps.limits ?? defaultToolLimits,
-    ...(deps.plans ? { plans: deps.plans } : {}),
-  });
+  // A name the built-in tools do not know may be one of the run's external tools.
+  const catalog = !registry.get(call.name) && deps.externalTools ? await deps.externalTools.stored(input.runId) : undefined;
+  const external = catalog?.tools.filter((tool) => tool.agents.includes(input.agent)) ?? [];
+  const target = external.find((tool) => tool.name === call.name);
+  let result: ToolResultBlock;
+  if (target && deps.externalTools) {
+    const outcome = await deps.externalTools.call(target, call.input);
+    result = toolResult(call.id, outcome.content, outcome.isError);
+  } else {
+    result = await registry.execute(
+      call,
+      {
+        runId: input.runId,
+        workspace: deps.workspaceFor(input.runId),
+        limits: deps.limits ?? defaultToolLimits,
+        ...(deps.plans ? { plans: deps.plans } : {}),
+      },
+      external.map((tool) => tool.name),
+    );
+  }
   const view = capResult(result, deps.maxResultChars ?? defaultMaxResultChars);
   const stored = await deps.conversations.putResult(
     conversationId,

@@ -6,12 +6,13 @@ import { metricNames } from '../core/metrics.js';
 import { type InferenceResult, InferenceInput, inferenceStep } from '../core/steps.js';
 import { parseEvent } from './events.js';
 import { count, countTokens, dimensions, instrumented, logger, meteredModel, stepKeys } from '../adapters/telemetry.js';
+import { listingSources } from '../adapters/wiring-external.js';
 import type { ProviderWiring } from '../adapters/wiring-model.js';
 import { wire } from '../adapters/wiring.js';
 
 /** A Lambda handler running one inference step with the given model wiring, its tokens counted. */
 export function inferenceHandler(model: ProviderWiring): (event: unknown) => Promise<InferenceResult> {
-  const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens) });
+  const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources });
   return (event) =>
     instrumented(stepKeys(event), async () => {
       const input = parseEvent(InferenceInput, event);

@@ -1,4 +1,5 @@
 /** Lambda: one tool call of an agent loop. */
+import { callingSources } from '../adapters/wiring-external.js';
 import { agentProfile } from '../core/agents.js';
 import { metricNames, otherTool } from '../core/metrics.js';
 import { ToolInput, type ToolStepResult, toolStep } from '../core/steps.js';
@@ -7,7 +8,7 @@ import { scopedWorkspaces } from '../adapters/wiring-workspaces.js';
 import { wire } from '../adapters/wiring.js';
 import { parseEvent } from './events.js';
 
-const wiring = wire(process.env, { workspaces: scopedWorkspaces });
+const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
 
 export async function handler(event: unknown): Promise<ToolStepResult> {
   const keys = stepKeys(event);

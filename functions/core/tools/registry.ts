@@ -92,14 +92,16 @@ export class ToolRegistry {
   /**
    * Runs one call and always answers with a `tool_result` (invariant 5): an unknown tool, input
    * that fails the schema and a tool's own failure all become `is_error` results. Only
-   * infrastructure faults are thrown, for the state machine to retry.
+   * infrastructure faults are thrown, for the state machine to retry. `alsoAvailable` are the
+   * names of other tools the agent has (external ones), for the unknown-tool message.
    */
-  async execute(call: ToolUseBlock, ctx: ToolContext): Promise<ToolResultBlock> {
+  async execute(call: ToolUseBlock, ctx: ToolContext, alsoAvailable: readonly string[] = []): Promise<ToolResultBlock> {
     const tool = this.byName.get(call.name);
     if (!tool) {
+      const names = [...this.names, ...alsoAvailable];
       return toolResult(
         call.id,
-        `Unknown tool "${call.name}". Available tools: ${this.names.join(', ') || 'none'}.`,
+        `Unknown tool "${call.name}". Available tools: ${names.join(', ') || 'none'}.`,
         true,
       );
     }
