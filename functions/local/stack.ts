@@ -14,6 +14,7 @@ import { localFunctions, localResources, localStateMachines, synthesizeTemplate 
 import type { StepwiseStackProps } from '../../lib/stepwise-stack.js';
 import { type RequestCounter, localRegion, startEmulators } from './emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime.js';
+import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from './lambda-api.js';
 import { startSfnApi } from './sfn-api.js';
 
 export interface LocalStackOptions {
@@ -33,11 +34,15 @@ export interface LocalStackOptions {
   stackProps?: StepwiseStackProps;
   /** Wraps each Lambda handler module (fault injection in tests). */
   wrapHandler?: (name: string, handler: LocalHandler) => LocalHandler;
+  /** Functions the local Lambda API serves, by name: the handlers of Lambda tools. */
+  functions?: Record<string, LocalFunctionHandler>;
 }
 
 export interface LocalStack {
   url: string;
   runtime: LocalRuntime;
+  /** The local Lambda Invoke API that Lambda tools are called through; register more functions on it. */
+  lambdas: LocalLambdaApi;
   /** What the DynamoDB emulator served (the bench). */
   requestCounter: RequestCounter;
   /** Hands an event already on the bus to its rule's target again, as an at-least-once bus may. */
@@ -47,6 +52,8 @@ export interface LocalStack {
 
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   const emulators = await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
+  const lambdas = await startLambdaApi();
+  for (const [name, handler] of Object.entries(options.functions ?? {})) lambdas.register(name, handler);
   const env = {
     // Locally the functions' logs say only what went wrong, and no CloudWatch reads their EMF
     // metrics; set POWERTOOLS_LOG_LEVEL=INFO (or POWERTOOLS_METRICS_DISABLED=false) to see more.
@@ -58,6 +65,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     STEPWISE_BUCKET: emulators.bucket,
     STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
     STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
+    STEPWISE_LAMBDA_ENDPOINT: lambdas.url,
   };
   // The handler modules wire themselves from the environment when they load, as in Lambda.
   Object.assign(process.env, env);
@@ -132,6 +140,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   return {
     url: `http://127.0.0.1:${port}`,
     runtime,
+    lambdas,
     requestCounter: emulators.requests,
     async redeliver(eventId) {
       const event = runtime.events.find((e) => e.id === eventId);
@@ -146,6 +155,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await runtime.idle().catch(() => undefined);
       clearInterval(abandon);
       await sfnApi.close();
+      await lambdas.close();
       dynamo.destroy();
       await emulators.stop();
     },

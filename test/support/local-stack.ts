@@ -61,7 +61,7 @@ export interface StackFixture {
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
 }
 
-export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps'> {
+export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps' | 'functions'> {
   messagesApi?: MessagesApiOptions;
   /** `bedrock`: the scripts are served by the local Bedrock stand-in, and no API key is set. @default 'anthropic' */
   provider?: 'anthropic' | 'bedrock';
