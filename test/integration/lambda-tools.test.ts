@@ -1,0 +1,121 @@
+import { InvokeCommand, LambdaClient, TooManyRequestsException } from '@aws-sdk/client-lambda';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LambdaToolSource } from '../../functions/adapters/lambda-tools.js';
+import type { LambdaToolConfig } from '../../functions/core/tools/external.js';
+import { type LocalLambdaApi, startLambdaApi } from '../../functions/local/lambda-api.js';
+import type { WireRequest } from '../../functions/local/messages-api.js';
+import { say, use } from '../support/agents.js';
+import { useLocalStack } from '../support/local-stack.js';
+
+const wordCount: LambdaToolConfig = {
+  name: 'word_count',
+  description: 'Counts the words of a text.',
+  inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: 1 } }, required: ['text'], additionalProperties: false },
+  functionName: 'word-count',
+};
+const tools: LambdaToolConfig[] = [
+  wordCount,
+  { name: 'shout', description: 'Upper-cases a text.', inputSchema: { type: 'object', properties: { text: { type: 'string' } } }, functionName: 'arn:aws:lambda:us-east-1:123456789012:function:shout' },
+  { name: 'crash', description: 'Always throws.', inputSchema: { type: 'object' }, functionName: 'crash' },
+  { name: 'refuse', description: 'Answers an error.', inputSchema: { type: 'object' }, functionName: 'refuse' },
+];
+
+const local = useLocalStack(
+  { STEPWISE_LAMBDA_TOOLS: JSON.stringify(tools) },
+  {
+    functions: {
+      'word-count': (event) => ({ words: String((event as { text: string }).text).split(/\s+/).filter(Boolean).length }),
+      shout: (event) => String((event as { text?: string }).text ?? '').toUpperCase(),
+      crash: () => {
+        throw new TypeError('cannot read properties of undefined');
+      },
+      refuse: () => ({ isError: true, content: 'quota used up for today' }),
+    },
+  },
+);
+
+type Result = { tool_use_id: string; content: string; is_error?: boolean };
+const resultsOf = (request: WireRequest | undefined) =>
+  (request?.messages.at(-1)?.content as Result[]).map(({ tool_use_id, content, is_error }) => ({ tool_use_id, content, is_error }));
+
+describe('Lambda tools in a run', () => {
+  it('invokes the function with the validated input, refuses invalid input without invoking, and reports function errors', async () => {
+    const tag = local.book.add(
+      'lambda',
+      {
+        turn: use(
+          ['toolu_1', 'word_count', { text: 'one two three' }],
+          ['toolu_2', 'word_count', { words: 'missing text' }],
+          ['toolu_3', 'shout', { text: 'hi' }],
+          ['toolu_4', 'crash', {}],
+          ['toolu_5', 'refuse', {}],
+        ),
+      },
+      { turn: say('Counted.') },
+    );
+    const run = await local.run(`${tag} Count words.`);
+
+    expect(run).toMatchObject({ status: 'succeeded', result: { response: 'Counted.' } });
+    const [first, second] = local.book.requests.get('lambda') ?? [];
+    expect((first?.tools as { name: string }[]).map((t) => t.name).slice(-4)).toEqual(['word_count', 'shout', 'crash', 'refuse']);
+    expect((first?.tools as unknown[]).at(-4)).toEqual({ name: 'word_count', description: wordCount.description, input_schema: wordCount.inputSchema });
+    expect(resultsOf(second)).toEqual([
+      { tool_use_id: 'toolu_1', content: '{"words":3}', is_error: undefined },
+      {
+        tool_use_id: 'toolu_2',
+        content: "Invalid input for word_count: (input): must have required property 'text'; (input): must NOT have additional properties (words)",
+        is_error: true,
+      },
+      { tool_use_id: 'toolu_3', content: 'HI', is_error: undefined },
+      { tool_use_id: 'toolu_4', content: 'crash failed: TypeError: cannot read properties of undefined', is_error: true },
+      { tool_use_id: 'toolu_5', content: 'quota used up for today', is_error: true },
+    ]);
+    // Only the valid call reached word-count, with exactly its input.
+    expect(local.stack.lambdas.invocations.get('word-count')).toEqual([{ text: 'one two three' }]);
+  });
+});
+
+describe('the Lambda tool adapter', () => {
+  let api: LocalLambdaApi;
+  beforeAll(async () => {
+    api = await startLambdaApi();
+  });
+  afterAll(async () => api?.close());
+  const client = () => new LambdaClient({ region: 'us-east-1', endpoint: api.url, credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
+
+  it('answers a function that does not exist as an error result', async () => {
+    const source = new LambdaToolSource([wordCount], client());
+    const [tool] = await source.list();
+    expect(tool && (await source.call(tool, { text: 'a b' }))).toEqual({
+      content: 'word_count could not be invoked: ResourceNotFoundException: Function not found: word-count',
+      isError: true,
+    });
+  });
+
+  it('answers a function that does not return in time as an error result', async () => {
+    api.register('word-count', () => new Promise((r) => setTimeout(() => r({ words: 2 }), 2_000)));
+    const source = new LambdaToolSource([wordCount], client(), { timeoutMs: 200 });
+    const [tool] = await source.list();
+    expect(tool && (await source.call(tool, { text: 'a b' }))).toEqual({ content: 'word_count could not be invoked: no answer within 0.2 s', isError: true });
+  });
+
+  it('answers throttling that outlasts the SDK retries as an error result', async () => {
+    const lambda = new LambdaClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const mock = mockClient(lambda);
+    mock.on(InvokeCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {} }));
+    const source = new LambdaToolSource([wordCount], lambda);
+    const [tool] = await source.list();
+    expect(tool && (await source.call(tool, { text: 'a b' }))).toEqual({
+      content: 'word_count could not be invoked: TooManyRequestsException: Rate exceeded',
+      isError: true,
+    });
+    mock.restore();
+  });
+
+  it('refuses a schema that is not valid JSON Schema when it loads', () => {
+    expect(() => new LambdaToolSource([{ ...wordCount, inputSchema: { type: 'object', properties: { a: { type: 'nope' } } } }], client())).toThrow(
+      /inputSchema of Lambda tool "word_count" is not a valid JSON Schema/,
+    );
+  });
+});
