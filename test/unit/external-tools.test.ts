@@ -1,0 +1,235 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { toolNames } from '../../functions/core/approvals.js';
+import { type AgentName, conversationIdOf } from '../../functions/core/conversation.js';
+import { InfrastructureError } from '../../functions/core/errors.js';
+import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import {
+  type ExternalTool,
+  ExternalTools,
+  type ToolCatalog,
+  type ToolCatalogStore,
+  type ToolSource,
+  externalToolsConfig,
+  mcpToolName,
+  toolNamePattern,
+} from '../../functions/core/tools/external.js';
+import { memoryCore, say, use } from '../support/agents.js';
+import { newRun } from '../support/memory.js';
+
+class MemoryCatalogStore implements ToolCatalogStore {
+  readonly catalogs = new Map<string, ToolCatalog>();
+  writes = 0;
+  async getCatalog(runId: string) {
+    return this.catalogs.get(runId);
+  }
+  async putCatalog(runId: string, catalog: ToolCatalog) {
+    this.writes++;
+    const stored = this.catalogs.get(runId);
+    if (stored) return stored;
+    this.catalogs.set(runId, structuredClone(catalog));
+    return catalog;
+  }
+}
+
+class FakeSource implements ToolSource {
+  lists = 0;
+  readonly calls: [string, unknown][] = [];
+  constructor(
+    readonly id: string,
+    public tools: ExternalTool[],
+    readonly agents: readonly AgentName[] = ['single', 'coder'],
+    public answer: (tool: ExternalTool, input: unknown) => Promise<{ content: string; isError: boolean }> = async (tool) => ({
+      content: `${tool.target} ok`,
+      isError: false,
+    }),
+  ) {}
+  async list() {
+    this.lists++;
+    if (this.tools.length === 0) throw new Error('connect ECONNREFUSED 127.0.0.1:9');
+    return this.tools;
+  }
+  call(tool: ExternalTool, input: unknown) {
+    this.calls.push([tool.name, input]);
+    return this.answer(tool, input);
+  }
+}
+
+function tool(name: string, source = 'mcp:docs', agents: AgentName[] = ['single', 'coder']): ExternalTool {
+  return {
+    name,
+    description: `The ${name} tool.`,
+    inputSchema: { type: 'object', properties: { q: { type: 'string' } } },
+    source,
+    target: name.split('__').at(-1) ?? name,
+    agents,
+  };
+}
+
+const fixedClock = () => new Date('2026-01-01T00:00:00Z');
+
+describe('external tool names', () => {
+  it('joins server and tool with "__" and makes MCP-only characters valid', () => {
+    expect(mcpToolName('docs', 'search')).toBe('docs__search');
+    expect(mcpToolName('docs', 'pages/get.v2')).toBe('docs__pages_get_v2');
+    expect(mcpToolName('docs', 'x'.repeat(60))).toBeUndefined();
+  });
+
+  it('never makes a name the Messages API would refuse', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-zA-Z0-9-]{1,32}$/), fc.string({ maxLength: 80 }), (server, name) => {
+        const made = mcpToolName(server, name);
+        expect(made === undefined || toolNamePattern.test(made)).toBe(true);
+      }),
+    );
+  });
+});
+
+describe('external tools config', () => {
+  const config = externalToolsConfig(toolNames);
+  const lambda = { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, functionName: 'wc' };
+
+  it('accepts servers and Lambda tools with unique names', () => {
+    expect(config.parse({ mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }], lambdaTools: [lambda] })).toEqual({
+      mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
+      lambdaTools: [lambda],
+    });
+  });
+
+  it.each([
+    ['a Lambda tool named like a built-in', { lambdaTools: [{ ...lambda, name: 'read_file' }] }, 'lambdaTools.0.name', 'built-in'],
+    ['a Lambda tool with the MCP separator', { lambdaTools: [{ ...lambda, name: 'docs__x' }] }, 'lambdaTools.0.name', 'reserved'],
+    ['a Lambda tool name the API refuses', { lambdaTools: [{ ...lambda, name: 'word count' }] }, 'lambdaTools.0.name', 'tool name'],
+    ['two Lambda tools of one name', { lambdaTools: [lambda, lambda] }, 'lambdaTools.1.name', 'twice'],
+    ['an input schema that is not an object', { lambdaTools: [{ ...lambda, inputSchema: { type: 'string' } }] }, 'lambdaTools.0.inputSchema.type', ''],
+    ['two servers of one name', { mcpServers: [{ name: 'a', url: 'http://x/mcp' }, { name: 'a', url: 'http://y/mcp' }] }, 'mcpServers.1.name', 'twice'],
+    ['a server name with "_"', { mcpServers: [{ name: 'my_docs', url: 'http://x/mcp' }] }, 'mcpServers.0.name', 'server name'],
+    ['a server URL that is not http(s)', { mcpServers: [{ name: 'a', url: 'file:///etc/passwd' }] }, 'mcpServers.0.url', ''],
+  ])('refuses %s', (_name, input, path, message) => {
+    const parsed = config.safeParse(input);
+    expect(parsed.success).toBe(false);
+    const issue = parsed.error?.issues.find((i) => i.path.join('.') === path);
+    expect(issue?.message).toContain(message);
+  });
+});
+
+describe('a run\'s catalog', () => {
+  it('is listed once and stored; later steps read it even if the sources change', async () => {
+    const docs = new FakeSource('mcp:docs', [tool('docs__search')]);
+    const store = new MemoryCatalogStore();
+    const external = new ExternalTools([docs], store, { clock: fixedClock });
+
+    const first = await external.forRun('run-1');
+    docs.tools = [tool('docs__search'), tool('docs__new')];
+    // A fresh function (another Lambda instance) reads the stored catalog too.
+    const second = await new ExternalTools([docs], store).forRun('run-1');
+
+    expect(first).toEqual({ tools: [tool('docs__search')], unavailable: [], listedAt: '2026-01-01T00:00:00.000Z' });
+    expect(second).toEqual(first);
+    expect(docs.lists).toBe(1);
+    expect(store.writes).toBe(1);
+  });
+
+  it('leaves out a source that is down, names it, and keeps the others', async () => {
+    const external = new ExternalTools(
+      [new FakeSource('mcp:down', [], ['coder']), new FakeSource('mcp:docs', [tool('docs__search')])],
+      new MemoryCatalogStore(),
+      { clock: fixedClock },
+    );
+    expect(await external.forRun('run-1')).toEqual({
+      tools: [tool('docs__search')],
+      unavailable: [{ source: 'mcp:down', reason: 'connect ECONNREFUSED 127.0.0.1:9', agents: ['coder'] }],
+      listedAt: '2026-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('keeps the catalog a concurrent step stored first', async () => {
+    const store = new MemoryCatalogStore();
+    const winner: ToolCatalog = { tools: [tool('docs__old')], unavailable: [], listedAt: '2025-12-31T00:00:00.000Z' };
+    const racing: ToolCatalogStore = {
+      getCatalog: async () => undefined,
+      putCatalog: async (runId, catalog) => {
+        store.catalogs.set(runId, winner);
+        return store.putCatalog(runId, catalog);
+      },
+    };
+    const external = new ExternalTools([new FakeSource('mcp:docs', [tool('docs__search')])], racing);
+    expect(await external.forRun('run-1')).toEqual(winner);
+  });
+});
+
+describe('external tools in the steps', () => {
+  async function core(sources: ToolSource[]) {
+    const c = await memoryCore('Search.');
+    const store = new MemoryCatalogStore();
+    const externalTools = new ExternalTools(sources, store, { clock: fixedClock });
+    return { ...c, store, deps: { ...c.deps, externalTools } };
+  }
+
+  it('sends the built-in tools, then the run\'s external tools, to the agents that may use them', async () => {
+    const c = await core([new FakeSource('mcp:docs', [tool('docs__search'), tool('docs__plan', 'mcp:docs', ['architect'])]), new FakeSource('mcp:down', [])]);
+    await c.runs.create(newRun('run-2', 'Plan.'));
+    c.model.addTurn(say('ok'), say('planned'));
+
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, c.deps);
+    await inferenceStep({ runId: 'run-2', agent: 'architect', iteration: 0 }, c.deps);
+
+    const [single, architect] = c.model.requests;
+    expect(single?.tools.map((t) => t.name)).toEqual(['calculator', 'read_file', 'write_file', 'list_files', 'edit_file', 'docs__search']);
+    expect(single?.tools.at(-1)).toEqual({ name: 'docs__search', description: 'The docs__search tool.', inputSchema: tool('docs__search').inputSchema });
+    expect(single?.system).toMatch(/could not be listed when this run began and are not offered: mcp:down\.$/);
+    expect(architect?.tools.map((t) => t.name)).toEqual(['finish_plan', 'read_file', 'list_files', 'docs__plan']);
+    expect(architect?.system).not.toContain('not offered');
+  });
+
+  it('calls an external tool once, stores its result, and answers a retry from the store', async () => {
+    const docs = new FakeSource('mcp:docs', [tool('docs__search')]);
+    const c = await core([docs]);
+    c.model.addTurn(use(['toolu_1', 'docs__search', { q: 'x' }]));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, c.deps);
+    const input = { runId: 'run-1', agent: 'single' as const, seq: step.seq, toolUseId: 'toolu_1' };
+
+    expect(await toolStep(input, c.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
+    expect(await toolStep(input, c.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
+    expect(docs.calls).toEqual([['docs__search', { q: 'x' }]]);
+    const turn = await c.conversations.loadTurn(conversationIdOf('run-1', 'single'), step.seq);
+    expect(turn?.results[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'search ok' });
+  });
+
+  it('turns an error outcome and a thrown error into error results, and lets infrastructure faults through', async () => {
+    class Unavailable extends InfrastructureError {
+      override readonly name = 'StoreUnavailable';
+    }
+    const docs = new FakeSource('mcp:docs', [tool('docs__a'), tool('docs__b'), tool('docs__c')], ['single'], async (t) => {
+      if (t.name === 'docs__a') return { content: 'no such page', isError: true };
+      if (t.name === 'docs__b') throw new Error('socket hang up');
+      throw new Unavailable('down');
+    });
+    const c = await core([docs]);
+    c.model.addTurn(use(['toolu_a', 'docs__a', {}], ['toolu_b', 'docs__b', {}], ['toolu_c', 'docs__c', {}], ['toolu_d', 'docs__zzz', {}]));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, c.deps);
+    const run = (toolUseId: string) => toolStep({ runId: 'run-1', agent: 'single', seq: step.seq, toolUseId }, c.deps);
+
+    expect(await run('toolu_a')).toEqual({ toolUseId: 'toolu_a', isError: true });
+    expect(await run('toolu_b')).toEqual({ toolUseId: 'toolu_b', isError: true });
+    await expect(run('toolu_c')).rejects.toThrow(Unavailable);
+    expect(await run('toolu_d')).toEqual({ toolUseId: 'toolu_d', isError: true });
+    const turn = await c.conversations.loadTurn(conversationIdOf('run-1', 'single'), step.seq);
+    expect(turn?.results.map((r) => r?.content)).toEqual([
+      'no such page',
+      'docs__b failed: socket hang up',
+      undefined,
+      'Unknown tool "docs__zzz". Available tools: calculator, read_file, write_file, list_files, edit_file, docs__a, docs__b, docs__c.',
+    ]);
+  });
+
+  it('does not let an agent call an external tool it was not given', async () => {
+    const docs = new FakeSource('mcp:docs', [tool('docs__search', 'mcp:docs', ['coder'])]);
+    const c = await core([docs]);
+    c.model.addTurn(use(['toolu_1', 'docs__search', {}]));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, c.deps);
+
+    expect(await toolStep({ runId: 'run-1', agent: 'single', seq: step.seq, toolUseId: 'toolu_1' }, c.deps)).toEqual({ toolUseId: 'toolu_1', isError: true });
+    expect(docs.calls).toEqual([]);
+  });
+});
