@@ -2,6 +2,7 @@
 /** The CDK app: `npx cdk synth` / `npx cdk deploy`. Settings come from `cdk.json` context. */
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { McpServerConfig } from '../lib/external-tools.js';
 import type { ApiAuth } from '../lib/front-door.js';
 import { StepwiseStack } from '../lib/stepwise-stack.js';
 
@@ -23,5 +24,7 @@ new StepwiseStack(app, 'Stepwise', {
   // Tools whose calls wait for a reviewer in every run, and how long a call waits (seconds).
   approvalTools: (app.node.tryGetContext('stepwise:approvalTools') as string[] | undefined) ?? [],
   approvalTimeout: Duration.seconds(Number(context('approvalTimeout') ?? 86_400)),
+  // Remote MCP servers: [{ "name": "docs", "url": "https://…/mcp", "agents"?: ["single", "coder"] }].
+  mcpServers: (app.node.tryGetContext('stepwise:mcpServers') as McpServerConfig[] | undefined) ?? [],
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -12,6 +12,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { toolNames } from '../functions/core/approvals.js';
 import { AgentLoop } from './agent-loop.js';
+import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
 import { type ApiAuth, FrontDoor } from './front-door.js';
 import { StepwiseFunction } from './function.js';
@@ -74,6 +75,17 @@ export interface StepwiseAgentsProps {
    * @default Duration.hours(24)
    */
   readonly approvalTimeout?: Duration;
+  /**
+   * Remote MCP servers (Streamable HTTP) whose tools the agents may call, as `<server>__<tool>`;
+   * listed once at a run's start. A server that is down then is left out of that run.
+   * @default [] (none)
+   */
+  readonly mcpServers?: readonly McpServerConfig[];
+  /**
+   * Your own Lambda functions (any language) as tools; only the tool function may invoke them.
+   * @default [] (none)
+   */
+  readonly tools?: readonly LambdaToolConfig[];
   /**
    * Where the alarms (failed, timed-out and throttled executions, Lambda errors, dead letters) notify.
    * @default none: the alarms only change state
@@ -143,6 +155,8 @@ export class StepwiseAgents extends Construct {
   public readonly allowedModels: string[];
   /** The role tool calls assume, narrowed per run. */
   public readonly workspaceRole: iam.Role;
+  /** The MCP servers' and Lambda tools' wiring, when any are configured. */
+  public readonly externalTools?: ExternalTools;
 
   constructor(scope: Construct, id: string, props: StepwiseAgentsProps = {}) {
     super(scope, id);
@@ -216,6 +230,15 @@ export class StepwiseAgents extends Construct {
     this.approval = new StepwiseFunction(this, 'Approval', { handler: 'approval', timeout: Duration.seconds(30), environment: shared });
     this.storage.grantConversationRead(this.approval.function);
     this.storage.grantApprovals(this.approval.function, 'request');
+
+    if (props.mcpServers?.length || props.tools?.length) {
+      this.externalTools = new ExternalTools(this, 'ExternalTools', {
+        inference: this.inference.function,
+        tool: this.tool.function,
+        ...(props.mcpServers ? { mcpServers: props.mcpServers } : {}),
+        ...(props.tools ? { tools: props.tools } : {}),
+      });
+    }
 
     this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${stackName}-events` });
     this.agentLoop = new AgentLoop(this, 'AgentLoop', {

@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, Duration, Stack } from 'aws-cdk-lib';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
@@ -439,5 +440,77 @@ describe('StepwiseStack on Bedrock', () => {
     expect(() => new StepwiseStack(app, 'Wrong', { provider: 'bedrock', model: 'anthropic.claude-haiku-4-5-20251001-v1:0', allowedModels: [id] })).toThrow(
       `"${id}" is not a Claude model id on Amazon Bedrock.`,
     );
+  });
+});
+
+describe('StepwiseStack with external tools', () => {
+  const wordCountArn = 'arn:aws:lambda:us-east-1:123456789012:function:word-count';
+  const shoutArn = 'arn:aws:lambda:us-east-1:123456789012:function:shout';
+  let tools: Template;
+  let toolViolations: string[];
+
+  beforeAll(() => {
+    const app = new App({ outdir: mkdtempSync(join(tmpdir(), 'stepwise-cdk-')) });
+    const elsewhere = new Stack(app, 'Elsewhere');
+    const stack = new StepwiseStack(app, 'Stepwise', {
+      mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
+      tools: [
+        {
+          name: 'word_count',
+          description: 'Counts words.',
+          inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          function: lambda.Function.fromFunctionArn(elsewhere, 'WordCount', wordCountArn),
+        },
+        {
+          name: 'shout',
+          description: 'Upper-cases.',
+          inputSchema: { type: 'object' },
+          function: lambda.Function.fromFunctionArn(elsewhere, 'Shout', shoutArn),
+          agents: ['coder'],
+        },
+      ],
+    });
+    tools = Template.fromStack(stack);
+    toolViolations = nagViolations(app);
+  }, 120_000);
+
+  const roleStatements = (prefix: string) =>
+    Object.entries(tools.findResources('AWS::IAM::Policy'))
+      .filter(([id]) => id.startsWith(prefix))
+      .flatMap(([, p]) => (p as { Properties: { PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } } }).Properties.PolicyDocument.Statement);
+
+  it('lets the tool function invoke exactly the configured functions, and no other function invoke them', () => {
+    const invokes = roleStatements('ToolRole').filter((st) => [st.Action].flat().includes('lambda:InvokeFunction'));
+    expect(invokes).toEqual([expect.objectContaining({ Action: 'lambda:InvokeFunction', Resource: [wordCountArn, shoutArn] })]);
+    for (const prefix of ['InferenceRole', 'ApprovalRole', 'FrontDoor']) {
+      expect(JSON.stringify(roleStatements(prefix))).not.toContain('function:word-count');
+    }
+  });
+
+  it('hands the configuration to the inference and tool functions, with the functions\' ARNs', () => {
+    const functions = Object.values(tools.findResources('AWS::Lambda::Function')) as { Properties: { Environment: { Variables: Record<string, unknown> } } }[];
+    const withTools = functions.map((f) => f.Properties.Environment.Variables).filter((v) => v.STEPWISE_LAMBDA_TOOLS !== undefined);
+    expect(withTools.map((v) => v.STEPWISE_HANDLER).sort()).toEqual(['inference', 'tool']);
+    for (const variables of withTools) {
+      expect(JSON.parse(String(variables.STEPWISE_MCP_SERVERS))).toEqual([{ name: 'docs', url: 'https://mcp.example.com/mcp' }]);
+      expect(JSON.parse(String(variables.STEPWISE_LAMBDA_TOOLS))).toEqual([
+        { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, functionName: wordCountArn },
+        { name: 'shout', description: 'Upper-cases.', inputSchema: { type: 'object' }, functionName: shoutArn, agents: ['coder'] },
+      ]);
+    }
+  });
+
+  it('still passes cdk-nag AwsSolutionsChecks', () => {
+    // "Elsewhere" only holds the imported functions (an empty template, which CloudFormation's own check notes).
+    expect(toolViolations.filter((v) => !v.endsWith(' Elsewhere'))).toEqual([]);
+  });
+
+  it('refuses at synth a tool named like a built-in, and a server name with the separator', () => {
+    const fn = (app: App) => lambda.Function.fromFunctionArn(new Stack(app, 'Fns'), 'Fn', wordCountArn);
+    const app = new App();
+    expect(
+      () => new StepwiseStack(app, 'A', { tools: [{ name: 'read_file', description: 'x', inputSchema: { type: 'object' }, function: fn(app) }] }),
+    ).toThrow(/tools\.0\.name: "read_file" is a built-in tool's name|lambdaTools\.0\.name: "read_file" is a built-in tool's name/);
+    expect(() => new StepwiseStack(new App(), 'B', { mcpServers: [{ name: 'my__docs', url: 'https://x/mcp' }] })).toThrow(/mcpServers\.0\.name/);
   });
 });
