@@ -8,12 +8,19 @@
  * `STEPWISE_PROVIDER=bedrock` calls Amazon Bedrock with the default AWS credentials; with
  * `STEPWISE_SCRIPT` as well, a local Bedrock stand-in replays the script instead, so the Bedrock
  * client (SigV4, InvokeModel) runs offline.
+ *
+ * STEPWISE_MCP_SERVERS and STEPWISE_LAMBDA_TOOLS configure external tools as deployed; the
+ * functions of Lambda tools run from STEPWISE_LOCAL_FUNCTIONS, JSON `{ "<function name>": "<module>" }`,
+ * each module's `handler` served by the local Lambda Invoke API.
  */
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { readScript } from '../functions/adapters/scripted.js';
 import { type BedrockApi, startBedrockApi } from '../functions/local/bedrock-api.js';
 import { scriptedReplies } from '../functions/local/messages-api.js';
+import * as z from 'zod';
+import type { LocalFunctionHandler } from '../functions/local/lambda-api.js';
 import { startLocalStack } from '../functions/local/stack.js';
 
 const port = Number(process.env.PORT ?? 8787);
@@ -27,8 +34,19 @@ let bedrock: BedrockApi | undefined;
 if (provider === 'bedrock' && script && !process.env.STEPWISE_BEDROCK_ENDPOINT) {
   bedrock = await startBedrockApi(scriptedReplies(readScript(script).map((turn) => ({ turn }))));
 }
+const modules = z
+  .record(z.string().min(1), z.string().min(1))
+  .safeParse(JSON.parse(process.env.STEPWISE_LOCAL_FUNCTIONS ?? '{}'));
+if (!modules.success) throw new Error('STEPWISE_LOCAL_FUNCTIONS must be a JSON object of function names to module paths.');
+const functions: Record<string, LocalFunctionHandler> = {};
+for (const [name, path] of Object.entries(modules.data)) {
+  const module = (await import(pathToFileURL(resolve(path)).href)) as { handler?: unknown };
+  if (typeof module.handler !== 'function') throw new Error(`STEPWISE_LOCAL_FUNCTIONS: ${path} exports no handler function.`);
+  functions[name] = module.handler as LocalFunctionHandler;
+}
 const stack = await startLocalStack({
   port,
+  functions,
   dataDir: resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data'),
   onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
   ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
