@@ -6,5 +6,6 @@ export {
   type StepwiseStateMachines,
 } from './stepwise-agents.js';
 export type { ApiAuth } from './front-door.js';
+export { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 export { StepwiseStack, type StepwiseStackProps } from './stepwise-stack.js';
 export { Observability, type ObservabilityProps } from './observability.js';

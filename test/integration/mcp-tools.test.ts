@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import * as z from 'zod';
 import { McpToolSource } from '../../functions/adapters/mcp-tools.js';
 import type { WireRequest } from '../../functions/local/messages-api.js';
 import { say, use } from '../support/agents.js';

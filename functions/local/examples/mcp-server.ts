@@ -6,7 +6,7 @@
 import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { z } from 'zod';
+import * as z from 'zod';
 
 const port = Number(process.env.MCP_PORT ?? 8788);
 
