@@ -1,13 +1,15 @@
 #!/usr/bin/env node
 /**
  * An example of Stepwise as a library: StepwiseAgents inside a stack of your own, with the model,
- * a JWT authorizer for the API and an SNS topic for the alarms chosen here.
+ * a JWT authorizer for the API, one MCP server, one of your Lambda functions as a tool and an SNS
+ * topic for the alarms chosen here.
  * `npx cdk synth --app "npx tsx bin/example-app.ts"`
  */
 import { pathToFileURL } from 'node:url';
 import { App, CfnOutput, Stack, type StackProps, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as kms from 'aws-cdk-lib/aws-kms';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as sns from 'aws-cdk-lib/aws-sns';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { Construct } from 'constructs';
@@ -25,9 +27,22 @@ export class ResearchAssistantStack extends Stack {
     key.grant(new iam.ServicePrincipal('cloudwatch.amazonaws.com'), 'kms:Decrypt', 'kms:GenerateDataKey*');
     const alarms = new sns.Topic(this, 'Alarms', { masterKey: key, enforceSSL: true });
 
+    // A function you already run (any language): it gets the validated input, its answer is the result.
+    const wordCount = lambda.Function.fromFunctionName(this, 'WordCount', 'word-count');
+
     this.agents = new StepwiseAgents(this, 'Agents', {
       model: 'claude-sonnet-4-5',
       maxTokens: 16_000,
+      // Its tools reach the agents as docs__<tool>, listed once at each run's start.
+      mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
+      tools: [
+        {
+          name: 'word_count',
+          description: 'Counts the words of a text.',
+          inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
+          function: wordCount,
+        },
+      ],
       // Your users sign in with your identity provider; API Gateway checks their tokens.
       auth: { type: 'jwt', issuer: 'https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_EXAMPLE', audience: ['research-assistant'] },
       alarmTopic: alarms,

@@ -44,6 +44,22 @@ describe('the example app (StepwiseAgents in a stack of your own)', () => {
     });
   });
 
+  it('offers its MCP server and its Lambda tool, and lets only the tool function invoke that function', () => {
+    const functions = Object.values(template.findResources('AWS::Lambda::Function')) as { Properties: { Environment: { Variables: Record<string, unknown> } } }[];
+    const configured = functions.map((f) => f.Properties.Environment.Variables).filter((v) => v.STEPWISE_MCP_SERVERS !== undefined);
+    expect(configured.map((v) => v.STEPWISE_HANDLER).sort()).toEqual(['inference', 'tool']);
+    for (const v of configured) {
+      expect(JSON.parse(String(v.STEPWISE_MCP_SERVERS))).toEqual([{ name: 'docs', url: 'https://mcp.example.com/mcp' }]);
+      // The function's ARN is a token, so the variable is an Fn::Join around the tool's JSON.
+      expect(JSON.stringify(v.STEPWISE_LAMBDA_TOOLS)).toMatch(/word_count.*Counts the words of a text\..*:function:word-count/);
+    }
+    const invokers = Object.entries(template.findResources('AWS::IAM::Policy'))
+      .filter(([, p]) => JSON.stringify(p).includes('lambda:InvokeFunction') && JSON.stringify(p).includes(':function:word-count'))
+      .map(([id]) => id);
+    expect(invokers).toHaveLength(1);
+    expect(invokers[0]).toMatch(/^AgentsToolRole/);
+  });
+
   it('sends every alarm to the stack\'s topic', () => {
     const topicId = Object.keys(template.findResources('AWS::SNS::Topic'))[0];
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions?: unknown } }[];
