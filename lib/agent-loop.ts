@@ -9,8 +9,8 @@ import { Construct } from 'constructs';
 import { approvalRequestedDetailType, eventSource } from '../functions/core/events.js';
 import { transientModelErrors } from '../functions/core/model.js';
 
-/** Errors a step throws that are worth retrying: the model's and the stores' transient faults. */
-export const transientStepErrors = [...transientModelErrors, 'StoreUnavailable', 'WorkspaceUnavailable'];
+/** Errors a step throws that are worth retrying: the model's, the stores' and external tools' transient faults. */
+export const transientStepErrors = [...transientModelErrors, 'StoreUnavailable', 'WorkspaceUnavailable', 'ToolUnavailable'];
 
 /** Lambda's own transient faults (the service, not the function). */
 export const lambdaServiceErrors = [

@@ -1,9 +1,10 @@
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
 import { toolNames } from '../functions/core/approvals.js';
 import type { AgentName } from '../functions/core/conversation.js';
+import { compileToolSchema } from '../functions/adapters/json-schema.js';
 import { externalToolsConfig } from '../functions/core/tools/external.js';
 
 /** A remote MCP server (Streamable HTTP) whose tools the agents may call as `<name>__<tool>`. */
@@ -71,18 +72,28 @@ export class ExternalTools extends Construct {
     }));
     // The same rules the functions apply when they load, checked at synth instead of at run time.
     const placeholder = 'arn:aws:lambda:xx-xxxx-1:123456789012:function:' + 'x'.repeat(64);
+    // A URL from elsewhere in the app (a token) is checked by the functions when they load.
+    const placeholderUrl = 'https://token.invalid/mcp';
     const checked = externalToolsConfig(toolNames).safeParse({
-      mcpServers,
+      mcpServers: mcpServers.map((server) => (Token.isUnresolved(server.url) ? { ...server, url: placeholderUrl } : server)),
       lambdaTools: lambdaTools.map((tool) => ({ ...tool, functionName: placeholder })),
     });
     if (!checked.success) {
       const problems = checked.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
       throw new Error(`Invalid external tools: ${problems}`);
     }
-    const size = JSON.stringify(checked.data).length;
+    // Ajv compiles each schema as the tool function will: one that fails is refused here, not in production.
+    for (const tool of checked.data.lambdaTools) {
+      try {
+        compileToolSchema(tool.name, tool.inputSchema);
+      } catch (error) {
+        throw new Error(`Invalid external tools: ${error instanceof Error ? error.message : String(error)}`);
+      }
+    }
+    const size = Buffer.byteLength(JSON.stringify(checked.data));
     if (size > maxConfigChars) {
       throw new Error(
-        `The external tools' configuration takes about ${size} characters, over the ${maxConfigChars} Lambda's 4 KB environment leaves for it: shorten descriptions or schemas.`,
+        `The external tools' configuration takes about ${size} bytes, over the ${maxConfigChars} Lambda's 4 KB environment leaves for it: shorten descriptions or schemas.`,
       );
     }
 

@@ -5,18 +5,22 @@
  * timed-out invocation all become error results the model can act on (invariant 5).
  */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import {
   type ExternalOutcome,
   type ExternalTool,
   type LambdaToolConfig,
   type ToolSource,
+  ToolUnavailable,
   lambdaCatalogEntries,
 } from '../core/tools/external.js';
+import { compileToolSchema } from './json-schema.js';
 
 export interface LambdaToolsOptions {
   /** Milliseconds one invocation may take; below the tool Lambda's timeout (invariant 3). @default 60000 */
   timeoutMs?: number;
+  /** Told what the model is not: a tool left out for its schema, an invocation refused by AWS. */
+  warn?: (message: string) => void;
 }
 
 /** The configured Lambda tools, invoked with an injected client. */
@@ -26,22 +30,25 @@ export class LambdaToolSource implements ToolSource {
   private readonly tools: ExternalTool[];
   private readonly validators = new Map<string, ValidateFunction>();
 
-  /** Compiles every schema now, so a malformed one fails the function when it loads. */
+  /**
+   * Compiles every schema now. One that does not compile (synth checks them too) leaves its tool
+   * out, reported, rather than failing the function and every built-in tool with it.
+   */
   constructor(
     configs: readonly LambdaToolConfig[],
     private readonly lambda: LambdaClient,
     private readonly options: LambdaToolsOptions = {},
   ) {
-    this.tools = lambdaCatalogEntries(configs);
-    this.agents = [...new Set(this.tools.flatMap((tool) => tool.agents))];
-    const ajv = new Ajv2020({ allErrors: true, strict: false });
-    for (const tool of this.tools) {
+    this.tools = lambdaCatalogEntries(configs).filter((tool) => {
       try {
-        this.validators.set(tool.name, ajv.compile(tool.inputSchema));
+        this.validators.set(tool.name, compileToolSchema(tool.name, tool.inputSchema));
+        return true;
       } catch (error) {
-        throw new Error(`Stepwise is misconfigured: the inputSchema of Lambda tool "${tool.name}" is not a valid JSON Schema (${String(error)}).`);
+        options.warn?.(`Lambda tool left out: ${error instanceof Error ? error.message : String(error)}`);
+        return false;
       }
-    }
+    });
+    this.agents = [...new Set(this.tools.flatMap((tool) => tool.agents))];
   }
 
   list(): Promise<ExternalTool[]> {
@@ -60,8 +67,19 @@ export class LambdaToolSource implements ToolSource {
         { abortSignal: AbortSignal.timeout(timeoutMs) },
       );
     } catch (error) {
-      const reason = error instanceof Error ? (error.name === 'TimeoutError' || error.name === 'AbortError' ? `no answer within ${timeoutMs / 1000} s` : `${error.name}: ${error.message}`) : String(error);
-      return { content: `${tool.name} could not be invoked: ${reason}`, isError: true };
+      if (!(error instanceof Error)) return { content: `${tool.name} could not be invoked.`, isError: true };
+      if (error.name === 'TimeoutError' || error.name === 'AbortError') {
+        return { content: `${tool.name} could not be invoked: no answer within ${timeoutMs / 1000} s`, isError: true };
+      }
+      // Throttling and Lambda's own faults are not the tool's answer: the state machine retries them.
+      const status = (error as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode ?? 0;
+      if (error.name === 'TooManyRequestsException' || status === 429 || status >= 500) {
+        throw new ToolUnavailable(`Lambda could not invoke ${tool.name} (${error.name}): ${error.message}`, { cause: error });
+      }
+      // A deployment fault (access, a missing function): the model learns only that the tool is
+      // unusable, not the account's ARNs; the log has the details.
+      this.options.warn?.(`Lambda tool ${tool.name} could not be invoked: ${error.name}: ${error.message}`);
+      return { content: `${tool.name} could not be invoked (${error.name}); it is not usable in this run.`, isError: true };
     }
     const text = out.Payload ? new TextDecoder().decode(out.Payload) : '';
     const answer = parseJson(text);

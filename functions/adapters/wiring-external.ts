@@ -7,11 +7,12 @@ import { toolNames } from '../core/approvals.js';
 import { type ToolSource, externalToolsConfig, listedLambdaTools } from '../core/tools/external.js';
 import { LambdaToolSource } from './lambda-tools.js';
 import { McpToolSource } from './mcp-tools.js';
+import { logger } from './telemetry.js';
 import { type Env, localCredentials, sdkAttempts } from './wiring.js';
 
-/** Logs one structured line (Lambda's JSON log format picks it up). */
+/** Logs a warning on the invocation's structured log (with its runId, agent and iteration keys). */
 export function logWarning(message: string, detail: Record<string, unknown>): void {
-  console.warn(JSON.stringify({ level: 'warn', message, ...detail }));
+  logger.warn(message, detail);
 }
 
 /** The configured servers and tools, checked together: unique names, no built-in name taken. */
@@ -53,7 +54,7 @@ export function callingSources(env: Env): ToolSource[] {
       maxAttempts: sdkAttempts,
       ...(local ? { endpoint: local, credentials: localCredentials } : {}),
     });
-    sources.push(new LambdaToolSource(lambdaTools, lambda, { timeoutMs: env.STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS }));
+    sources.push(new LambdaToolSource(lambdaTools, lambda, { timeoutMs: env.STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS, warn: (message) => logWarning(message, {}) }));
   }
   return sources;
 }

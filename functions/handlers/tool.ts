@@ -1,7 +1,8 @@
 /** Lambda: one tool call of an agent loop. */
-import { callingSources } from '../adapters/wiring-external.js';
+import { callingSources, externalConfig } from '../adapters/wiring-external.js';
 import { agentProfile } from '../core/agents.js';
 import { metricNames, otherTool } from '../core/metrics.js';
+import { mcpSeparator } from '../core/tools/external.js';
 import { ToolInput, type ToolStepResult, toolStep } from '../core/steps.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/telemetry.js';
 import { scopedWorkspaces } from '../adapters/wiring-workspaces.js';
@@ -9,14 +10,27 @@ import { wire } from '../adapters/wiring.js';
 import { parseEvent } from './events.js';
 
 const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
+const { mcpServers, lambdaTools } = externalConfig(wiring.env);
+const lambdaToolNames = new Set(lambdaTools.map((tool) => tool.name));
+const serverPrefixes = mcpServers.map((server) => `${server.name}${mcpSeparator}`);
+
+/**
+ * The `tool` dimension of a call: a built-in or Lambda tool by name, an MCP tool as its server
+ * (`docs__*`), anything else `other`. Each value is a billed metric, so the set stays bounded by
+ * configuration: a model that makes names up adds none.
+ */
+function toolDimension(agent: Parameters<typeof agentProfile>[0], name: string | undefined): string {
+  if (name === undefined) return otherTool;
+  if (agentProfile(agent).tools.get(name) !== undefined || lambdaToolNames.has(name)) return name;
+  const prefix = serverPrefixes.find((p) => name.startsWith(p));
+  return prefix ? `${prefix}*` : otherTool;
+}
 
 export async function handler(event: unknown): Promise<ToolStepResult> {
   const keys = stepKeys(event);
   return instrumented(keys, async () => {
     const input = parseEvent(ToolInput, event);
-    // A name the model made up is not a dimension of its own: each value is a billed metric.
-    const known = keys.tool !== undefined && agentProfile(input.agent).tools.get(keys.tool) !== undefined;
-    dimensions({ agent: input.agent, tool: known ? keys.tool : otherTool });
+    dimensions({ agent: input.agent, tool: toolDimension(input.agent, keys.tool) });
     const result = await toolStep(input, wiring);
     count(metricNames.toolCalls);
     count(metricNames.toolErrors, result.isError ? 1 : 0);

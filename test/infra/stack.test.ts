@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, Duration, Stack } from 'aws-cdk-lib';
+import { App, CfnOutput, Duration, Stack } from 'aws-cdk-lib';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -503,6 +503,21 @@ describe('StepwiseStack with external tools', () => {
   it('still passes cdk-nag AwsSolutionsChecks', () => {
     // "Elsewhere" only holds the imported functions (an empty template, which CloudFormation's own check notes).
     expect(toolViolations.filter((v) => !v.endsWith(' Elsewhere'))).toEqual([]);
+  });
+
+  it('refuses at synth a schema Ajv cannot compile, and takes a draft-07 one and a server URL from elsewhere in the app', () => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    const fns = new Stack(app, 'Fns');
+    const fn = lambda.Function.fromFunctionArn(fns, 'Fn', wordCountArn);
+    const badSchema = { type: 'object' as const, properties: { text: { type: 'nope' } } };
+    expect(() => new StepwiseStack(app, 'Bad', { tools: [{ name: 'count', description: 'x', inputSchema: badSchema, function: fn }] })).toThrow(
+      /inputSchema of tool "count" is not a valid JSON Schema/,
+    );
+    const draft7 = { $schema: 'http://json-schema.org/draft-07/schema#', type: 'object' as const, properties: { text: { type: 'string' } } };
+    const url = new CfnOutput(fns, 'McpUrl', { value: 'https://mcp.example.com/mcp' }).importValue;
+    expect(
+      () => new StepwiseStack(app, 'Good', { tools: [{ name: 'count', description: 'x', inputSchema: draft7, function: fn }], mcpServers: [{ name: 'docs', url }] }),
+    ).not.toThrow();
   });
 
   it('refuses at synth a tool named like a built-in, and a server name with the separator', () => {

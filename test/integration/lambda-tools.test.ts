@@ -2,7 +2,7 @@ import { InvokeCommand, LambdaClient, TooManyRequestsException } from '@aws-sdk/
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LambdaToolSource } from '../../functions/adapters/lambda-tools.js';
-import type { LambdaToolConfig } from '../../functions/core/tools/external.js';
+import type { ExternalTool, LambdaToolConfig } from '../../functions/core/tools/external.js';
 import { type LocalLambdaApi, startLambdaApi } from '../../functions/local/lambda-api.js';
 import type { WireRequest } from '../../functions/local/messages-api.js';
 import { say, use } from '../support/agents.js';
@@ -88,7 +88,7 @@ describe('the Lambda tool adapter', () => {
     const source = new LambdaToolSource([wordCount], client());
     const [tool] = await source.list();
     expect(tool && (await source.call(tool, { text: 'a b' }))).toEqual({
-      content: 'word_count could not be invoked: ResourceNotFoundException: Function not found: word-count',
+      content: 'word_count could not be invoked (ResourceNotFoundException); it is not usable in this run.',
       isError: true,
     });
   });
@@ -100,22 +100,44 @@ describe('the Lambda tool adapter', () => {
     expect(tool && (await source.call(tool, { text: 'a b' }))).toEqual({ content: 'word_count could not be invoked: no answer within 0.2 s', isError: true });
   });
 
-  it('answers throttling that outlasts the SDK retries as an error result', async () => {
+  it('throws throttling that outlasts the SDK retries as ToolUnavailable, for the state machine to retry', async () => {
     const lambda = new LambdaClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
     const mock = mockClient(lambda);
-    mock.on(InvokeCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: {} }));
+    mock.on(InvokeCommand).rejects(new TooManyRequestsException({ message: 'Rate exceeded', $metadata: { httpStatusCode: 429 } }));
     const source = new LambdaToolSource([wordCount], lambda);
     const [tool] = await source.list();
-    expect(tool && (await source.call(tool, { text: 'a b' }))).toEqual({
-      content: 'word_count could not be invoked: TooManyRequestsException: Rate exceeded',
-      isError: true,
-    });
+    await expect(source.call(tool as ExternalTool, { text: 'a b' })).rejects.toMatchObject({ name: 'ToolUnavailable', message: expect.stringContaining('Rate exceeded') });
     mock.restore();
   });
 
-  it('refuses a schema that is not valid JSON Schema when it loads', () => {
-    expect(() => new LambdaToolSource([{ ...wordCount, inputSchema: { type: 'object', properties: { a: { type: 'nope' } } } }], client())).toThrow(
-      /inputSchema of Lambda tool "word_count" is not a valid JSON Schema/,
-    );
+  it('answers an invocation AWS refuses (access, a missing function) with an error result that names no ARN', async () => {
+    const lambda = new LambdaClient({ region: 'us-east-1', credentials: { accessKeyId: 'x', secretAccessKey: 'x' } });
+    const mock = mockClient(lambda);
+    const denied = Object.assign(new Error('User: arn:aws:sts::123456789012:assumed-role/ToolRole/x is not authorized'), { name: 'AccessDeniedException', $metadata: { httpStatusCode: 403 } });
+    mock.on(InvokeCommand).rejects(denied);
+    const warnings: string[] = [];
+    const source = new LambdaToolSource([wordCount], lambda, { warn: (message) => warnings.push(message) });
+    const [tool] = await source.list();
+    expect(await source.call(tool as ExternalTool, { text: 'a b' })).toEqual({
+      content: 'word_count could not be invoked (AccessDeniedException); it is not usable in this run.',
+      isError: true,
+    });
+    expect(warnings).toEqual([expect.stringContaining('arn:aws:sts::123456789012')]);
+    mock.restore();
+  });
+
+  it('leaves out a tool whose schema does not compile, and keeps the others', async () => {
+    const warnings: string[] = [];
+    const broken: LambdaToolConfig = { ...wordCount, name: 'broken', inputSchema: { type: 'object', properties: { a: { type: 'nope' } } } };
+    const source = new LambdaToolSource([broken, wordCount], client(), { warn: (message) => warnings.push(message) });
+    expect((await source.list()).map((t) => t.name)).toEqual(['word_count']);
+    expect(warnings).toEqual([expect.stringMatching(/inputSchema of tool "broken" is not a valid JSON Schema/)]);
+  });
+
+  it('takes a draft-07 schema, as most generators write them', async () => {
+    const draft7 = { ...wordCount, inputSchema: { $schema: 'http://json-schema.org/draft-07/schema#', ...wordCount.inputSchema } };
+    const source = new LambdaToolSource([draft7], client());
+    const [tool] = await source.list();
+    expect(await source.call(tool as ExternalTool, { text: '' })).toMatchObject({ isError: true, content: expect.stringContaining('/text') });
   });
 });

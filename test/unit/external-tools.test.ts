@@ -102,14 +102,20 @@ describe('external tools config', () => {
     ['a Lambda tool name the API refuses', { lambdaTools: [{ ...lambda, name: 'word count' }] }, 'lambdaTools.0.name', 'tool name'],
     ['two Lambda tools of one name', { lambdaTools: [lambda, lambda] }, 'lambdaTools.1.name', 'twice'],
     ['an input schema that is not an object', { lambdaTools: [{ ...lambda, inputSchema: { type: 'string' } }] }, 'lambdaTools.0.inputSchema.type', ''],
-    ['two servers of one name', { mcpServers: [{ name: 'a', url: 'http://x/mcp' }, { name: 'a', url: 'http://y/mcp' }] }, 'mcpServers.1.name', 'twice'],
-    ['a server name with "_"', { mcpServers: [{ name: 'my_docs', url: 'http://x/mcp' }] }, 'mcpServers.0.name', 'server name'],
+    ['two servers of one name', { mcpServers: [{ name: 'a', url: 'https://x/mcp' }, { name: 'a', url: 'https://y/mcp' }] }, 'mcpServers.1.name', 'twice'],
+    ['a server name with "_"', { mcpServers: [{ name: 'my_docs', url: 'https://x/mcp' }] }, 'mcpServers.0.name', 'server name'],
     ['a server URL that is not http(s)', { mcpServers: [{ name: 'a', url: 'file:///etc/passwd' }] }, 'mcpServers.0.url', ''],
+    ['a server reached over plain http across a network', { mcpServers: [{ name: 'a', url: 'http://mcp.example.com/mcp' }] }, 'mcpServers.0.url', 'https'],
+    ['a server URL with credentials in it', { mcpServers: [{ name: 'a', url: 'https://me:secret@mcp.example.com/mcp' }] }, 'mcpServers.0.url', 'credentials'],
   ])('refuses %s', (_name, input, path, message) => {
     const parsed = config.safeParse(input);
     expect(parsed.success).toBe(false);
     const issue = parsed.error?.issues.find((i) => i.path.join('.') === path);
     expect(issue?.message).toContain(message);
+  });
+
+  it.each(['http://127.0.0.1:8788/mcp', 'http://localhost/mcp', 'http://[::1]:9000/mcp', 'https://mcp.example.com/mcp'])('accepts the server URL %s', (url) => {
+    expect(config.safeParse({ mcpServers: [{ name: 'docs', url }] }).success).toBe(true);
   });
 });
 

@@ -30,7 +30,11 @@ export const McpServerConfig = z.strictObject({
   name: z
     .string()
     .regex(/^[a-zA-Z0-9-]{1,32}$/, 'a server name is 1..32 letters, digits or "-"'),
-  url: z.url({ protocol: /^https?$/ }),
+  /** `https`, or `http` on this machine only (tool inputs and results must not cross a network in clear). */
+  url: z
+    .url({ protocol: /^https?$/ })
+    .refine((url) => url.startsWith('https:') || /^http:\/\/(localhost|127\.\d+\.\d+\.\d+|\[::1\])(:\d+)?(\/|$)/.test(url), 'an MCP server is reached over https (http only on localhost)')
+    .refine((url) => !new URL(url).username && !new URL(url).password, 'credentials do not belong in the URL: it is stored in the template and the functions\' environment'),
   /** The agents that see this server's tools. @default ["single", "coder"] */
   agents: Agents,
 });
@@ -131,6 +135,14 @@ export function mcpToolName(server: string, tool: string): string | undefined {
   // MCP allows dots and slashes in tool names; Anthropic does not, so those become "_".
   const name = `${server}${mcpSeparator}${tool.replace(/[^a-zA-Z0-9_-]/g, '_')}`;
   return toolNamePattern.test(name) ? name : undefined;
+}
+
+/**
+ * The service in front of an external tool is throttling or failing (Lambda's 429 and 5xx): not
+ * the tool's answer, so the state machine retries the step instead of the model seeing it.
+ */
+export class ToolUnavailable extends InfrastructureError {
+  override readonly name = 'ToolUnavailable';
 }
 
 /** The external tools of runs: listed once per run, stored, and called by name. */
