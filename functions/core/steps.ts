@@ -490,7 +490,7 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
   const target = external.find((tool) => tool.name === call.name);
   let result: ToolResultBlock;
   if (target && deps.externalTools) {
-    const outcome = await deps.externalTools.call(target, call.input);
+    const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id });
     result = toolResult(call.id, outcome.content, outcome.isError);
   } else {
     result = await registry.execute(

@@ -5,6 +5,7 @@ import { type AgentName, conversationIdOf } from '../../functions/core/conversat
 import { InfrastructureError } from '../../functions/core/errors.js';
 import { inferenceStep, toolStep } from '../../functions/core/steps.js';
 import {
+  type ExternalCallContext,
   type ExternalTool,
   ExternalTools,
   type ToolCatalog,
@@ -35,6 +36,7 @@ class MemoryCatalogStore implements ToolCatalogStore {
 class FakeSource implements ToolSource {
   lists = 0;
   readonly calls: [string, unknown][] = [];
+  readonly contexts: ExternalCallContext[] = [];
   constructor(
     readonly id: string,
     public tools: ExternalTool[],
@@ -49,8 +51,9 @@ class FakeSource implements ToolSource {
     if (this.tools.length === 0) throw new Error('connect ECONNREFUSED 127.0.0.1:9');
     return this.tools;
   }
-  call(tool: ExternalTool, input: unknown) {
+  call(tool: ExternalTool, input: unknown, context: ExternalCallContext) {
     this.calls.push([tool.name, input]);
+    this.contexts.push(context);
     return this.answer(tool, input);
   }
 }
@@ -198,6 +201,8 @@ describe('external tools in the steps', () => {
     expect(await toolStep(input, c.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
     expect(await toolStep(input, c.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
     expect(docs.calls).toEqual([['docs__search', { q: 'x' }]]);
+    // The step's keys go with the call, so the tool itself can deduplicate a retried step.
+    expect(docs.contexts).toEqual([{ runId: 'run-1', toolUseId: 'toolu_1' }]);
     const turn = await c.conversations.loadTurn(conversationIdOf('run-1', 'single'), step.seq);
     expect(turn?.results[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'search ok' });
   });

@@ -111,6 +111,15 @@ export interface ExternalOutcome {
   isError: boolean;
 }
 
+/**
+ * Which call this is: the step's own keys (invariant 3), so a source can hand them to a tool that
+ * deduplicates a call retried after it ran but before its result was stored.
+ */
+export interface ExternalCallContext {
+  runId: string;
+  toolUseId: string;
+}
+
 /** A place tools come from: one MCP server, or the configured Lambda functions. */
 export interface ToolSource {
   /** `mcp:<server>` or `lambda`; stored with each tool so a call finds its source. */
@@ -120,7 +129,7 @@ export interface ToolSource {
   /** The tools available now; throws when the source cannot be reached. */
   list(): Promise<ExternalTool[]>;
   /** Runs one call; a failure the model should see is an `isError` outcome or a thrown error. */
-  call(tool: ExternalTool, input: unknown): Promise<ExternalOutcome>;
+  call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome>;
 }
 
 /** Where a run's catalog is kept. */
@@ -188,11 +197,11 @@ export class ExternalTools {
    * Calls one tool. Every failure the model can act on (the tool's own error, a server that is
    * down, a timeout) comes back as an error outcome (invariant 5); only infrastructure faults throw.
    */
-  async call(tool: ExternalTool, input: unknown): Promise<ExternalOutcome> {
+  async call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome> {
     const source = this.byId.get(tool.source);
     if (!source) return { content: `${tool.name} is not available in this deployment any more.`, isError: true };
     try {
-      return await source.call(tool, input);
+      return await source.call(tool, input, context);
     } catch (error) {
       if (error instanceof InfrastructureError) throw error;
       return { content: `${tool.name} failed: ${messageOf(error)}`, isError: true };
