@@ -1,8 +1,13 @@
+import { type Server, createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, describe, expect, it } from 'vitest';
 import * as z from 'zod';
 import { McpToolSource } from '../../functions/adapters/mcp-tools.js';
+import { conversationIdOf } from '../../functions/core/conversation.js';
+import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { ExternalTools, type ToolCatalog } from '../../functions/core/tools/external.js';
 import type { WireRequest } from '../../functions/local/messages-api.js';
-import { say, use } from '../support/agents.js';
+import { memoryCore, say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 import { type TestMcpServer, startMcpServer } from '../support/mcp-server.js';
 
@@ -108,7 +113,7 @@ describe('MCP tools in a run', () => {
     expect(results[3]?.is_error).toBe(true);
     expect(results[3]?.content).toMatch(/^gone__ping failed: /);
     expect(results[4]?.is_error).toBe(true);
-    expect(results[4]?.content).toMatch(/^docs__slow failed: .*(timed out|Timeout)/i);
+    expect(results[4]?.content).toBe('docs__slow failed: the call took longer than 1 s and was abandoned');
     expect(results[5]).toEqual({ tool_use_id: 'toolu_6', content: '5', is_error: undefined });
     expect(results[6]).toEqual({ tool_use_id: 'toolu_7', content: 'page 7', is_error: undefined });
     expect(docs.calls).toEqual([
@@ -131,12 +136,159 @@ describe('the MCP adapter', () => {
     const source = new McpToolSource({ name: 'tools', url: server.url, agents: ['coder'] });
     const [tool] = await source.list();
     expect(tool).toMatchObject({ name: 'tools__echo_v2', target: 'echo.v2', source: 'mcp:tools', agents: ['coder'] });
-    expect(tool && (await source.call(tool, { text: 'hi' }))).toEqual({ content: 'hi\n[image (image/png), not shown]', isError: false });
+    expect(tool && (await source.call(tool, { text: 'hi' }, { runId: 'run-1', toolUseId: 'toolu_1' }))).toEqual({ content: 'hi\n[image (image/png), not shown]', isError: false });
     await source.close();
   });
 
   it('fails to list a server that is down, so the run leaves it out', async () => {
     const source = new McpToolSource({ name: 'down', url: down.url }, { listTimeoutMs: 1000 });
     await expect(source.list()).rejects.toThrow();
+  });
+});
+
+/** A server that reads each request and never answers it (while `stalled`), else passes it on to `target`. */
+async function startStalledServer(target?: string) {
+  const state = { stalled: true, received: 0, closed: 0 };
+  const http: Server = createServer((req, res) => {
+    void (async () => {
+      const chunks: Buffer[] = [];
+      for await (const chunk of req) chunks.push(chunk as Buffer);
+      state.received++;
+      if (state.stalled || !target) {
+        res.on('close', () => state.closed++);
+        return;
+      }
+      const headers = new Headers();
+      for (const name of ['content-type', 'accept', 'mcp-session-id', 'mcp-protocol-version']) {
+        const value = req.headers[name];
+        if (typeof value === 'string') headers.set(name, value);
+      }
+      const answer = await fetch(target, { method: req.method ?? 'POST', headers, ...(chunks.length ? { body: Buffer.concat(chunks) } : {}) });
+      res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
+      res.end(Buffer.from(await answer.arrayBuffer()));
+    })();
+  });
+  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
+  const { port } = http.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/mcp`,
+    state,
+    close: () =>
+      new Promise<void>((resolve) => {
+        http.closeAllConnections();
+        http.close(() => resolve());
+      }),
+  };
+}
+
+/** The core's steps over in-memory stores, with one MCP server's tools. */
+async function stepsWith(source: McpToolSource) {
+  const c = await memoryCore('Search.');
+  const catalogs = new Map<string, ToolCatalog>();
+  const store = {
+    getCatalog: async (runId: string) => catalogs.get(runId),
+    putCatalog: async (runId: string, catalog: ToolCatalog) => catalogs.get(runId) ?? (catalogs.set(runId, catalog), catalog),
+  };
+  return { ...c, deps: { ...c.deps, externalTools: new ExternalTools([source], store) } };
+}
+
+describe('MCP deadlines and call keys', () => {
+  const budget = 500;
+  const servers: { close(): Promise<void> }[] = [];
+  const sources: McpToolSource[] = [];
+  afterAll(async () => {
+    await Promise.all(sources.map((s) => s.close()));
+    await Promise.all(servers.map((s) => s.close()));
+  });
+
+  async function keyedServer() {
+    const metas: unknown[] = [];
+    const server = await startMcpServer((s, calls) => {
+      s.registerTool('hang', { description: 'Never done in time.', inputSchema: {} }, async () => {
+        calls.push({ name: 'hang', args: {} });
+        await new Promise((r) => setTimeout(r, 3_000));
+        return { content: [{ type: 'text', text: 'late' }] };
+      });
+      s.registerTool('echo', { description: 'Echoes.', inputSchema: { text: z.string() } }, ({ text }, extra) => {
+        calls.push({ name: 'echo', args: { text } });
+        metas.push(extra._meta);
+        return { content: [{ type: 'text', text }] };
+      });
+    });
+    servers.push(server);
+    return { server, metas };
+  }
+
+  it('answers a tool that hangs past the budget with an error result within that budget, having called it once', async () => {
+    const { server } = await keyedServer();
+    const source = new McpToolSource({ name: 'keyed', url: server.url }, { callTimeoutMs: budget });
+    sources.push(source);
+    const c = await stepsWith(source);
+    c.model.addTurn(use(['toolu_1', 'keyed__hang', {}], ['toolu_2', 'keyed__echo', { text: 'after' }]));
+    const step = await inferenceStep({ runId: c.runId, agent: 'single', iteration: 0 }, c.deps);
+
+    const started = Date.now();
+    const hung = await toolStep({ runId: c.runId, agent: 'single', seq: step.seq, toolUseId: 'toolu_1' }, c.deps);
+    const elapsed = Date.now() - started;
+
+    expect(hung).toEqual({ toolUseId: 'toolu_1', isError: true });
+    expect(elapsed).toBeLessThan(3 * budget);
+    // The abandoned connection is closed, and the next call opens a fresh one.
+    expect(await toolStep({ runId: c.runId, agent: 'single', seq: step.seq, toolUseId: 'toolu_2' }, c.deps)).toEqual({ toolUseId: 'toolu_2', isError: false });
+    const turn = await c.conversations.loadTurn(conversationIdOf(c.runId, 'single'), step.seq);
+    expect(turn?.results.map((r) => r?.content)).toEqual(['keyed__hang failed: the call took longer than 0.5 s and was abandoned', 'after']);
+    expect(server.calls).toEqual([
+      { name: 'hang', args: {} },
+      { name: 'echo', args: { text: 'after' } },
+    ]);
+  });
+
+  it('sends the run id and the tool use id in the call\'s _meta, so the server can deduplicate a retried step', async () => {
+    const { server, metas } = await keyedServer();
+    const source = new McpToolSource({ name: 'keyed', url: server.url });
+    sources.push(source);
+    const tools = await source.list();
+    const echo = tools.find((t) => t.target === 'echo');
+    expect(echo).toBeDefined();
+    if (!echo) return;
+
+    await source.call(echo, { text: 'a' }, { runId: 'run-a', toolUseId: 'toolu_a' });
+    await source.call(echo, { text: 'b' }, { runId: 'run-b', toolUseId: 'toolu_b' });
+
+    // One session serves both runs; each call carries its own run's keys.
+    expect(metas).toEqual([
+      { 'stepwise/runId': 'run-a', 'stepwise/toolUseId': 'toolu_a' },
+      { 'stepwise/runId': 'run-b', 'stepwise/toolUseId': 'toolu_b' },
+    ]);
+  });
+
+  it('gives up listing a server that never answers initialize within the list budget, and closes the request', async () => {
+    const stalled = await startStalledServer();
+    servers.push(stalled);
+    const source = new McpToolSource({ name: 'stalled', url: stalled.url }, { listTimeoutMs: budget });
+    sources.push(source);
+
+    const started = Date.now();
+    await expect(source.list()).rejects.toThrow('listing the tools took longer than 0.5 s and was abandoned');
+    expect(Date.now() - started).toBeLessThan(3 * budget);
+    await expect.poll(() => stalled.state.closed).toBe(stalled.state.received);
+  });
+
+  it('answers a call to a server that never finishes connecting within the call budget, and connects afresh next time', async () => {
+    const { server } = await keyedServer();
+    const stalled = await startStalledServer(server.url);
+    servers.push(stalled);
+    const source = new McpToolSource({ name: 'keyed', url: stalled.url }, { callTimeoutMs: budget });
+    sources.push(source);
+    const echo = { name: 'keyed__echo', description: 'Echoes.', inputSchema: { type: 'object' }, source: 'mcp:keyed', target: 'echo', agents: ['single' as const] };
+
+    const started = Date.now();
+    await expect(source.call(echo, { text: 'x' }, { runId: 'run-1', toolUseId: 'toolu_1' })).rejects.toThrow('the call took longer than 0.5 s');
+    expect(Date.now() - started).toBeLessThan(3 * budget);
+    await expect.poll(() => stalled.state.closed).toBe(stalled.state.received);
+
+    stalled.state.stalled = false;
+    expect(await source.call(echo, { text: 'y' }, { runId: 'run-1', toolUseId: 'toolu_2' })).toEqual({ content: 'y', isError: false });
+    expect(server.calls).toEqual([{ name: 'echo', args: { text: 'y' } }]);
   });
 });
