@@ -76,9 +76,9 @@ export const Env = z.object({
   STEPWISE_MCP_SERVERS: jsonList,
   /** Lambda functions as tools, JSON `[{ name, description, inputSchema, functionName, agents? }]`. */
   STEPWISE_LAMBDA_TOOLS: jsonList,
-  /** Milliseconds to connect to an MCP server and list its tools (inference step). */
+  /** Milliseconds to connect to an MCP server and list all its tools, together (inference step). */
   STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-  /** Milliseconds one MCP or Lambda tool call may take; below the tool Lambda's timeout (invariant 3). */
+  /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3). */
   STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   /** The orchestrator state machine (API and intake functions). */
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
