@@ -7,6 +7,7 @@
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import type { ErrorObject, ValidateFunction } from 'ajv/dist/2020.js';
 import {
+  type ExternalCallContext,
   type ExternalOutcome,
   type ExternalTool,
   type LambdaToolConfig,
@@ -55,7 +56,12 @@ export class LambdaToolSource implements ToolSource {
     return Promise.resolve(this.tools);
   }
 
-  async call(tool: ExternalTool, input: unknown): Promise<ExternalOutcome> {
+  /**
+   * Invokes the function with the validated input as its event. The step's `runId` and `toolUseId`
+   * ride in the client context (`context.clientContext.custom` in Node.js), so a function can
+   * recognize a tool step retried after it ran.
+   */
+  async call(tool: ExternalTool, input: unknown, context?: ExternalCallContext): Promise<ExternalOutcome> {
     const validate = this.validators.get(tool.name);
     if (!validate) return { content: `${tool.name} is not configured in this deployment any more.`, isError: true };
     if (!validate(input)) return { content: `Invalid input for ${tool.name}: ${describeErrors(validate.errors ?? [])}`, isError: true };
@@ -63,7 +69,11 @@ export class LambdaToolSource implements ToolSource {
     let out;
     try {
       out = await this.lambda.send(
-        new InvokeCommand({ FunctionName: tool.target, Payload: new TextEncoder().encode(JSON.stringify(input)) }),
+        new InvokeCommand({
+          FunctionName: tool.target,
+          Payload: new TextEncoder().encode(JSON.stringify(input)),
+          ...(context ? { ClientContext: Buffer.from(JSON.stringify({ custom: { runId: context.runId, toolUseId: context.toolUseId } })).toString('base64') } : {}),
+        }),
         { abortSignal: AbortSignal.timeout(timeoutMs) },
       );
     } catch (error) {

@@ -9,7 +9,10 @@ import { type IncomingMessage, type ServerResponse, createServer } from 'node:ht
 import type { AddressInfo } from 'node:net';
 
 /** A function as the local Lambda API runs it: the event, and a little of Lambda's context. */
-export type LocalFunctionHandler = (event: unknown, context: { functionName: string; awsRequestId: string }) => unknown;
+export type LocalFunctionHandler = (
+  event: unknown,
+  context: { functionName: string; awsRequestId: string; clientContext?: { custom?: Record<string, unknown> } },
+) => unknown;
 
 export interface LocalLambdaApi {
   url: string;
@@ -53,7 +56,10 @@ export async function startLambdaApi(port = 0): Promise<LocalLambdaApi> {
     }
     invocations.set(name, [...(invocations.get(name) ?? []), event]);
     try {
-      const result = await handler(event, { functionName: name, awsRequestId: randomUUID() });
+      // The caller's ClientContext (base64 JSON), as Lambda hands it to a Node.js handler.
+      const header = req.headers['x-amz-client-context'];
+      const clientContext = typeof header === 'string' ? (JSON.parse(Buffer.from(header, 'base64').toString('utf8')) as { custom?: Record<string, unknown> }) : undefined;
+      const result = await handler(event, { functionName: name, awsRequestId: randomUUID(), ...(clientContext ? { clientContext } : {}) });
       answer(res, 200, result ?? null, { 'x-amz-executed-version': '$LATEST' });
     } catch (error) {
       const errorType = error instanceof Error ? error.name : 'Error';

@@ -84,6 +84,18 @@ describe('the Lambda tool adapter', () => {
   afterAll(async () => api?.close());
   const client = () => new LambdaClient({ region: 'us-east-1', endpoint: api.url, credentials: { accessKeyId: 'x', secretAccessKey: 'x' }, maxAttempts: 1 });
 
+  it('hands the function the step\'s runId and toolUseId in its client context, to recognize a retried step', async () => {
+    const seen: unknown[] = [];
+    api.register('context-echo', (_event, context) => {
+      seen.push(context.clientContext);
+      return { words: 2 };
+    });
+    const source = new LambdaToolSource([{ ...wordCount, functionName: 'context-echo' }], client());
+    const [tool] = await source.list();
+    expect(await source.call(tool as ExternalTool, { text: 'a b' }, { runId: 'run-1', toolUseId: 'toolu_1' })).toEqual({ content: '{"words":2}', isError: false });
+    expect(seen).toEqual([{ custom: { runId: 'run-1', toolUseId: 'toolu_1' } }]);
+  });
+
   it('answers a function that does not exist as an error result', async () => {
     const source = new LambdaToolSource([wordCount], client());
     const [tool] = await source.list();
