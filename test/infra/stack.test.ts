@@ -168,12 +168,15 @@ describe('StepwiseStack', () => {
     const retries = states.Inference?.Retry ?? [];
     expect(retries.map((r) => r.ErrorEquals)).toEqual([
       ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException', 'Lambda.Unknown'],
-      ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty', 'StoreUnavailable', 'WorkspaceUnavailable'],
+      ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty', 'StoreUnavailable', 'WorkspaceUnavailable', 'ToolUnavailable'],
       ['States.Timeout', 'Sandbox.Timedout'],
     ]);
     for (const retry of retries) expect(retry).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
     expect(retries[1]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 60 });
     expect(retries.flatMap((r) => r.ErrorEquals as string[])).not.toContain('States.ALL');
+    // An external tool's throttled or failing service is retried in the Map's tool step.
+    const map = states.Tools as unknown as { ItemProcessor: { States: Record<string, { Retry?: { ErrorEquals: string[] }[] }> } };
+    expect(map.ItemProcessor.States.Tool?.Retry?.flatMap((r) => r.ErrorEquals)).toContain('ToolUnavailable');
   });
 
   it('nests the agent loop with startExecution.sync:2 and may start only that state machine', () => {
