@@ -10,9 +10,8 @@
  */
 import * as z from 'zod';
 import { builtinTools } from './agents.js';
-import { AgentName, type ConversationStore, conversationIdOf } from './conversation.js';
+import { AgentName, type ConversationStore, loadCall } from './conversation.js';
 import { StepStateInvalid, StepwiseError } from './errors.js';
-import { toolUses } from './messages.js';
 import type { Run } from './runs.js';
 import { finishPlan } from './tools/finish-plan.js';
 
@@ -184,15 +183,7 @@ export async function requestApproval(
   input: Extract<ApprovalStepInput, { step: 'request' }>,
   deps: ApprovalDeps,
 ): Promise<RequestOutcome> {
-  const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
-  const turn = await deps.conversations.loadTurn(conversationId, input.seq);
-  if (!turn || turn.message.role !== 'assistant') {
-    throw new StepStateInvalid(`Message ${input.seq} of ${conversationId} is not a stored assistant message.`);
-  }
-  const calls = toolUses(turn.message);
-  const index = calls.findIndex((c) => c.id === input.toolUseId);
-  const call = calls[index];
-  if (!call) throw new StepStateInvalid(`Message ${input.seq} has no tool call ${input.toolUseId}.`);
+  const { conversationId, turn, call, index } = await loadCall(deps.conversations, input);
   if (turn.results[index]) return { decided: true };
 
   const shown = boundedInput(call.input);

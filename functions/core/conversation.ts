@@ -8,9 +8,9 @@
  */
 import * as z from 'zod';
 import type { Compaction } from './compaction.js';
-import { StoredDataInvalid } from './errors.js';
-import type { Message, ToolResultBlock} from './messages.js';
-import { ContentBlock, Role, StopReason, Usage } from './messages.js';
+import { StepStateInvalid, StoredDataInvalid } from './errors.js';
+import type { Message, ToolResultBlock, ToolUseBlock } from './messages.js';
+import { ContentBlock, Role, StopReason, Usage, toolUses } from './messages.js';
 
 export const AgentName = z.enum(['single', 'architect', 'coder']);
 export type AgentName = z.infer<typeof AgentName>;
@@ -54,6 +54,15 @@ export interface Conversation {
 export interface Turn {
   message: StoredMessage;
   results: (ToolResultBlock | undefined)[];
+}
+
+/** One tool call of a stored assistant turn, as a tool or approval step finds it by its ids. */
+export interface StoredCall {
+  conversationId: string;
+  turn: Turn;
+  call: ToolUseBlock;
+  /** The call's position in the turn, which is its result's too (invariant 6). */
+  index: number;
 }
 
 /** Durable, append-only conversation memory. */
@@ -126,4 +135,24 @@ export function assembleConversation(records: Iterable<ConversationRecord>): Con
     pendingResults: last?.role === 'assistant' ? (results.get(last.seq) ?? []) : [],
     ...(compaction ? { compaction } : {}),
   };
+}
+
+/**
+ * Loads the call a step names: `toolUseId` of assistant message `seq`. A step whose ids name no
+ * stored call was sent a state the loop never wrote: `StepStateInvalid`.
+ */
+export async function loadCall(
+  conversations: Pick<ConversationStore, 'loadTurn'>,
+  ids: { runId: string; agent: AgentName; conversationId?: string | undefined; seq: number; toolUseId: string },
+): Promise<StoredCall> {
+  const conversationId = ids.conversationId ?? conversationIdOf(ids.runId, ids.agent);
+  const turn = await conversations.loadTurn(conversationId, ids.seq);
+  if (!turn || turn.message.role !== 'assistant') {
+    throw new StepStateInvalid(`Message ${ids.seq} of ${conversationId} is not a stored assistant message.`);
+  }
+  const calls = toolUses(turn.message);
+  const index = calls.findIndex((c) => c.id === ids.toolUseId);
+  const call = calls[index];
+  if (!call) throw new StepStateInvalid(`Message ${ids.seq} has no tool call ${ids.toolUseId}.`);
+  return { conversationId, turn, call, index };
 }

@@ -22,6 +22,7 @@ import {
   type NewMessage,
   type StoredMessage,
   conversationIdOf,
+  loadCall,
 } from './conversation.js';
 import { NotFound, StepStateInvalid } from './errors.js';
 import {
@@ -461,15 +462,7 @@ function nextSeq(messages: StoredMessage[]): number {
  * A stored result is returned without running the tool again.
  */
 export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolStepResult> {
-  const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
-  const turn = await deps.conversations.loadTurn(conversationId, input.seq);
-  if (!turn || turn.message.role !== 'assistant') {
-    throw new StepStateInvalid(`Message ${input.seq} of ${conversationId} is not a stored assistant message.`);
-  }
-  const calls = toolUses(turn.message);
-  const index = calls.findIndex((c) => c.id === input.toolUseId);
-  const call = calls[index];
-  if (!call) throw new StepStateInvalid(`Message ${input.seq} has no tool call ${input.toolUseId}.`);
+  const { conversationId, turn, call, index } = await loadCall(deps.conversations, input);
 
   const existing = turn.results[index];
   if (existing) return { toolUseId: call.id, isError: existing.is_error === true };
