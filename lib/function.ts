@@ -5,7 +5,7 @@ import * as nodejs from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { fileURLToPath } from 'node:url';
-import { externalModulesOf } from './bundling.js';
+import { bundleBanner, bundleMainFields, bundleTarget, externalModulesOf } from './bundling.js';
 
 export interface StepwiseFunctionProps {
   /** The handler module under `functions/handlers/`, without extension, e.g. `inference`. */
@@ -59,13 +59,13 @@ export class StepwiseFunction extends Construct {
       environment: { NODE_OPTIONS: '--enable-source-maps', STEPWISE_HANDLER: props.handler, ...props.environment },
       bundling: {
         format: nodejs.OutputFormat.ESM,
-        target: 'node22',
+        target: bundleTarget,
         minify: true,
         sourceMap: true,
         // Bundle the AWS SDK too: pinned versions, and only the clients a function imports.
         externalModules: externalModulesOf(props.handler),
-        mainFields: ['module', 'main'],
-        banner: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);",
+        mainFields: bundleMainFields,
+        banner: bundleBanner,
       },
     });
     Validations.of(this).acknowledge(

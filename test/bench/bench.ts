@@ -8,7 +8,7 @@ import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
-import { externalModulesOf } from '../../lib/bundling.js';
+import { esbuildOptionsOf } from '../../lib/bundling.js';
 import { toWire } from '../../functions/adapters/anthropic.js';
 import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
 import type { ScriptedModel } from '../../functions/adapters/scripted.js';
@@ -151,19 +151,7 @@ async function bundles() {
   // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
   for (const name of ['inference', 'tool', 'approval', 'api', 'intake', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
-    await build({
-      entryPoints: [`functions/handlers/${name}.ts`],
-      bundle: true,
-      minify: true,
-      format: 'esm',
-      platform: 'node',
-      target: 'node22',
-      mainFields: ['module', 'main'],
-      external: externalModulesOf(name),
-      outfile: file,
-      banner: { js: "import { createRequire } from 'module'; const require = createRequire(import.meta.url);" },
-      logLevel: 'silent',
-    });
+    await build({ ...esbuildOptionsOf(name), outfile: file, logLevel: 'silent' });
     const env = { ...process.env, STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x', STEPWISE_DEAD_LETTER_URL: 'https://sqs/x', AWS_REGION: 'us-east-1' };
     const times: number[] = [];
     for (let i = 0; i < 10; i++) {

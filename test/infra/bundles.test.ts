@@ -1,11 +1,11 @@
 /**
  * What the inference bundles carry: a deployment picks one model provider, and its inference
  * function bundles only that provider's SDK (lib/stepwise-stack.ts picks the entry). esbuild is
- * run as the CDK runs it (lib/function.ts: ESM for Node.js 22, `module` before `main`), without
- * writing, and its metafile says which packages made it into the output.
+ * run with the options the CDK runs it with (lib/bundling.ts), without writing, and its metafile
+ * says which packages made it into the output.
  */
 import { build } from 'esbuild';
-import { externalModulesOf } from '../../lib/bundling.js';
+import { esbuildOptionsOf } from '../../lib/bundling.js';
 import { describe, expect, it } from 'vitest';
 
 /** The provider SDKs, and the key's path, whose presence in a bundle is the question. */
@@ -14,14 +14,7 @@ const providerPackages = ['@anthropic-ai/bedrock-sdk', '@anthropic-ai/sdk', '@aw
 /** The watched packages with code in the bundle of `functions/handlers/<entry>.ts`. */
 async function bundledProviderPackages(entry: string): Promise<string[]> {
   const { metafile } = await build({
-    entryPoints: [`functions/handlers/${entry}.ts`],
-    bundle: true,
-    minify: true,
-    format: 'esm',
-    platform: 'node',
-    target: 'node22',
-    mainFields: ['module', 'main'],
-    external: externalModulesOf(entry),
+    ...esbuildOptionsOf(entry),
     outfile: `${entry}.mjs`,
     write: false,
     metafile: true,
