@@ -7,9 +7,10 @@
  * Every write is conditional: a record is opened once, a token is stored only while undecided,
  * and a decision is recorded once.
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { Approval, type ApprovalStore } from '../core/approvals.js';
 import { guard, isConditionFailed } from './aws-errors.js';
+import { queryAll } from './dynamo-query.js';
 
 /** Runs whose approval lists are remembered (they never change after a run is created). */
 const cachedPolicies = 500;
@@ -51,24 +52,17 @@ export class DynamoApprovalStore implements ApprovalStore {
   }
 
   async list(runId: string): Promise<Approval[]> {
-    const approvals: Approval[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await guard('Listing approvals', () =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
-            ExpressionAttributeValues: { ':pk': `run#${runId}`, ':prefix': 'approval#' },
-            ConsistentRead: true,
-            ExclusiveStartKey: start,
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) approvals.push(Approval.parse(item));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return approvals;
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND begins_with(sk, :prefix)',
+        ExpressionAttributeValues: { ':pk': `run#${runId}`, ':prefix': 'approval#' },
+        ConsistentRead: true,
+      },
+      'Listing approvals',
+    );
+    return items.map((item) => Approval.parse(item));
   }
 
   async open(approval: Approval): Promise<Approval> {

@@ -14,13 +14,7 @@
  * has read and asks DynamoDB only for what follows its last message: a step reads the new
  * messages, not the whole history again.
  */
-import {
-  type DynamoDBDocumentClient,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  type QueryCommandOutput,
-} from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import {
   type Conversation,
@@ -38,6 +32,7 @@ import { StoredDataInvalid } from '../core/errors.js';
 import { ContentBlock, Role, ToolResultBlock } from '../core/messages.js';
 import { guard, isConditionFailed } from './aws-errors.js';
 import type { BlobStore } from './blobs.js';
+import { queryAll } from './dynamo-query.js';
 
 export const defaultInlineLimitBytes = 100 * 1024;
 
@@ -190,24 +185,17 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   private async query(conversationId: string, from: string, to: string): Promise<ItemBase[]> {
-    const items: ItemBase[] = [];
-    let startKey: QueryCommandOutput['LastEvaluatedKey'];
-    do {
-      const page: QueryCommandOutput = await guard('Reading conversation memory', () =>
-        this.doc.send(
-          new QueryCommand({
-            TableName: this.table,
-            KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
-            ExpressionAttributeValues: { ':pk': pkOf(conversationId), ':from': from, ':to': to },
-            ExclusiveStartKey: startKey,
-            ConsistentRead: true,
-          }),
-        ),
-      );
-      for (const item of page.Items ?? []) items.push(ItemBase.parse(item));
-      startKey = page.LastEvaluatedKey;
-    } while (startKey);
-    return items;
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': pkOf(conversationId), ':from': from, ':to': to },
+        ConsistentRead: true,
+      },
+      'Reading conversation memory',
+    );
+    return items.map((item) => ItemBase.parse(item));
   }
 
   /** Pairs each item with its body, fetching the ones kept in S3 in parallel. */
