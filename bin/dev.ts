@@ -16,12 +16,12 @@
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
-import { readScript } from '../functions/adapters/scripted.js';
-import { type BedrockApi, startBedrockApi } from '../functions/local/bedrock-api.js';
-import { scriptedReplies } from '../functions/local/messages-api.js';
+import { readScript } from '../functions/adapters/model/scripted.js';
+import { type BedrockApi, startBedrockApi } from '../local/stand-ins/bedrock-api.js';
+import { scriptedReplies } from '../local/stand-ins/messages-api.js';
 import * as z from 'zod';
-import type { LocalFunctionHandler } from '../functions/local/lambda-api.js';
-import { startLocalStack } from '../functions/local/stack.js';
+import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
+import { startLocalStack } from '../local/stack.js';
 
 const port = Number(process.env.PORT ?? 8787);
 const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;

@@ -5,18 +5,18 @@
  * machine, for trying Stepwise from a fresh clone.
  *
  *   npm start -- "What is 1234 times 5678?"                       # Anthropic (ANTHROPIC_API_KEY)
- *   npm start -- --script functions/local/scripts/calculator.json "Multiply"   # offline
+ *   npm start -- --script local/scripts/calculator.json "Multiply"   # offline
  */
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { modelWiring } from '../functions/adapters/wiring-model.js';
-import { anthropicFrom } from '../functions/adapters/wiring-model-anthropic.js';
-import { bedrockFrom } from '../functions/adapters/wiring-model-bedrock.js';
-import { wire } from '../functions/adapters/wiring.js';
+import { modelWiring } from '../functions/wiring/model.js';
+import { anthropicFrom } from '../functions/wiring/model-anthropic.js';
+import { bedrockFrom } from '../functions/wiring/model-bedrock.js';
+import { wire } from '../functions/wiring/wire.js';
 import { runAgentLoop } from '../functions/core/loop.js';
 import { zeroUsage } from '../functions/core/messages.js';
-import { startEmulators } from '../functions/local/emulators.js';
+import { startEmulators } from '../local/stand-ins/emulators.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,

@@ -2,9 +2,9 @@ import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { toolNames } from '../functions/core/approvals.js';
-import type { AgentName } from '../functions/core/conversation.js';
-import { compileToolSchema } from '../functions/adapters/json-schema.js';
+import { toolNames } from '../functions/core/names.js';
+import type { AgentName } from '../functions/core/names.js';
+import { compileToolSchema } from '../functions/adapters/tools/lambda.js';
 import { externalToolsConfig } from '../functions/core/tools/external.js';
 
 /** A remote MCP server (Streamable HTTP) whose tools the agents may call as `<name>__<tool>`. */

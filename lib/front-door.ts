@@ -86,7 +86,7 @@ export class FrontDoor extends Construct {
 
     this.apiFunction = new StepwiseFunction(this, 'Api', { handler: 'api', timeout: Duration.seconds(29), environment: orchestratorEnv });
     this.intakeFunction = new StepwiseFunction(this, 'Intake', {
-      handler: 'intake',
+      handler: 'run-requested',
       timeout: Duration.seconds(30),
       environment: { ...orchestratorEnv, STEPWISE_DEAD_LETTER_URL: this.deadLetters.queueUrl },
     });

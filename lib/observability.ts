@@ -6,7 +6,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { AgentName } from '../functions/core/conversation.js';
+import { AgentName } from '../functions/core/names.js';
 import { metricNames, metricsNamespace, serviceName } from '../functions/core/metrics.js';
 
 export interface ObservabilityProps {

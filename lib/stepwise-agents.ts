@@ -10,7 +10,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { toolNames } from '../functions/core/approvals.js';
+import { toolNames } from '../functions/core/names.js';
 import { AgentLoop } from './agent-loop.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';

@@ -14,7 +14,8 @@ import {
   decideApproval,
   waitingFor,
 } from '../core/approvals.js';
-import { type AgentName, type ConversationStore, conversationIdOf } from '../core/conversation.js';
+import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
+import { type AgentName } from '../core/names.js';
 import { StepwiseError } from '../core/errors.js';
 import { IdempotencyConflict, type IntakeDeps, SessionBusy, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { RunStore } from '../core/runs.js';

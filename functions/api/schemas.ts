@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { DecisionBody, DecisionRecorded, WaitingFor } from '../core/approvals.js';
-import { AgentName } from '../core/conversation.js';
+import { AgentName } from '../core/names.js';
 import { CreateRunBody } from '../core/intake.js';
 import { ContentBlock, Role } from '../core/messages.js';
 import { Phase, Run, RunStatus } from '../core/runs.js';

@@ -1,14 +1,14 @@
 /**
  * The agents: each one's system prompt, tools and opening message.
  */
-import type { AgentName } from './conversation.js';
+import { type AgentName, builtinTools } from './names.js';
 import { type ContentBlock, textBlock } from './messages.js';
 import { renderPlan } from './plan.js';
 import type { Run } from './runs.js';
 import { calculator } from './tools/calculator.js';
 import { editFile, listFiles, readFile, writeFile } from './tools/files.js';
 import { finishPlan } from './tools/finish-plan.js';
-import { type Tool, ToolRegistry } from './tools/registry.js';
+import { ToolRegistry } from './tools/registry.js';
 
 export interface AgentProfile {
   name: AgentName;
@@ -69,9 +69,6 @@ ${toolRules}
 Do not call tools after that.
 
 ${workspaceRules}`;
-
-/** The built-in tools, in the order the model sees them. */
-export const builtinTools: readonly Tool[] = [calculator, readFile, writeFile, listFiles, editFile];
 
 const profiles: Record<AgentName, AgentProfile> = {
   single: { name: 'single', system: singleSystem, tools: new ToolRegistry(builtinTools) },

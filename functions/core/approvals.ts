@@ -9,16 +9,9 @@
  * decision is recorded once (a conditional write), whoever tries second gets a 409.
  */
 import * as z from 'zod';
-import { builtinTools } from './agents.js';
-import { AgentName, type ConversationStore, loadCall } from './conversation.js';
+import { type ConversationStore, loadCall } from './conversation.js';
+import { AgentName, ToolName, toolNames } from './names.js';
 import { StepStateInvalid, StepwiseError } from './errors.js';
-import type { Run } from './runs.js';
-import { finishPlan } from './tools/finish-plan.js';
-
-/** Every tool an agent may call, by name. */
-export const toolNames: readonly string[] = [...builtinTools.map((tool) => tool.name), finishPlan.name];
-
-export const ToolName = z.enum(toolNames as [string, ...string[]]);
 
 /** Which tools need a reviewer's approval before they run (`POST /runs` `approvals`, and the run record). */
 export const ApprovalPolicy = z
@@ -220,7 +213,7 @@ export async function awaitDecision(
  * unknown call, or a run that has ended are refused with named errors.
  */
 export async function decideApproval(
-  run: Pick<Run, 'runId' | 'status'>,
+  run: { runId: string; status: string },
   toolUseId: string,
   body: DecisionBody,
   deps: { approvals: ApprovalStore; tokens: TaskTokens; clock?: () => Date },

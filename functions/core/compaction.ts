@@ -11,23 +11,9 @@
  * byte-stable between compactions and prompt caching keeps hitting (invariant 4).
  */
 import * as z from 'zod';
-import type { Conversation, StoredMessage } from './conversation.js';
-import { type Message, Usage, textBlock } from './messages.js';
+import type { Compaction, Conversation, StoredMessage } from './conversation.js';
+import { type Message, textBlock } from './messages.js';
 
-/** A stored summary of the messages before `fromSeq`. */
-export const Compaction = z.object({
-  /** The first message sent verbatim after the summary. */
-  fromSeq: z.number().int().positive(),
-  /** The conversation's last message when the summary was made. */
-  atSeq: z.number().int().nonnegative(),
-  summary: z.string().min(1),
-  /** The step that made it, so its model usage is counted with that step. */
-  runId: z.string(),
-  iteration: z.number().int().nonnegative(),
-  usage: Usage,
-  model: z.string(),
-});
-export type Compaction = z.infer<typeof Compaction>;
 
 export const ContextPolicy = z.object({
   /** The model's context window in tokens. */

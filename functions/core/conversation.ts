@@ -7,15 +7,28 @@
  * (`carries`), and loading splices them in, in call order (invariant 6).
  */
 import * as z from 'zod';
-import type { Compaction } from './compaction.js';
+import type { AgentName } from './names.js';
 import { StepStateInvalid, StoredDataInvalid } from './errors.js';
 import type { Message, ToolResultBlock, ToolUseBlock } from './messages.js';
 import { ContentBlock, Role, StopReason, Usage, toolUses } from './messages.js';
 
-export const AgentName = z.enum(['single', 'architect', 'coder']);
-export type AgentName = z.infer<typeof AgentName>;
 
 /** Who wrote a message and in which step: the key that makes steps idempotent (invariant 3). */
+/** A stored summary of the messages before `fromSeq`. */
+export const Compaction = z.object({
+  /** The first message sent verbatim after the summary. */
+  fromSeq: z.number().int().positive(),
+  /** The conversation's last message when the summary was made. */
+  atSeq: z.number().int().nonnegative(),
+  summary: z.string().min(1),
+  /** The step that made it, so its model usage is counted with that step. */
+  runId: z.string(),
+  iteration: z.number().int().nonnegative(),
+  usage: Usage,
+  model: z.string(),
+});
+export type Compaction = z.infer<typeof Compaction>;
+
 export const MessageMeta = z.object({
   runId: z.string(),
   iteration: z.number().int().nonnegative(),

@@ -3,11 +3,13 @@
  * (Inference → tools in parallel → Inference …). For one-shot local runs and for tests of
  * multi-step behaviour; deployed runs use the Step Functions definition instead.
  */
-import { type AgentName, type ConversationStore, conversationIdOf } from './conversation.js';
+import { type ConversationStore, conversationIdOf } from './conversation.js';
+import { type AgentName } from './names.js';
 import { StepwiseError } from './errors.js';
 import { textOf } from './messages.js';
 import { ContextWindowExceeded } from './model.js';
-import { type InferenceDeps, type InferenceResult, type ToolDeps, inferenceStep, toolStep } from './steps.js';
+import { type InferenceDeps, type InferenceResult, inferenceStep } from './steps/inference.js';
+import { type ToolDeps, toolStep } from './steps/tool.js';
 
 export class MaxIterationsExceeded extends StepwiseError {
   override readonly name = 'MaxIterationsExceeded';

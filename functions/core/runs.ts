@@ -3,7 +3,7 @@
  */
 import * as z from 'zod';
 import { ApprovalPolicy } from './approvals.js';
-import { AgentName } from './conversation.js';
+import { AgentName } from './names.js';
 import { Usage } from './messages.js';
 import { Plan } from './plan.js';
 

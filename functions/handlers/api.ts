@@ -1,9 +1,9 @@
 /** Lambda: the HTTP API behind API Gateway, the same Hono app `npm run dev` serves. */
 import { handle } from 'hono/aws-lambda';
 import { metricNames } from '../core/metrics.js';
-import { count, dimensions, flushMetrics, logger } from '../adapters/telemetry.js';
-import { apiWiring } from '../adapters/wiring-api.js';
-import { wire } from '../adapters/wiring.js';
+import { count, dimensions, flushMetrics, logger } from '../adapters/aws/telemetry.js';
+import { apiWiring } from '../wiring/api.js';
+import { wire } from '../wiring/wire.js';
 import { createApi } from '../api/app.js';
 
 const wiring = wire(process.env);

@@ -1,8 +1,8 @@
 /** Lambda: opens a tool call's approval request, and stores the task token the loop waits on. */
 import { ApprovalStepInput, type RequestOutcome, awaitDecision, requestApproval } from '../core/approvals.js';
-import { instrumented, logger, stepKeys } from '../adapters/telemetry.js';
-import { wire } from '../adapters/wiring.js';
-import { parseEvent } from './events.js';
+import { instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
+import { wire } from '../wiring/wire.js';
+import { parseEvent } from '../core/step-input.js';
 
 const wiring = wire(process.env);
 

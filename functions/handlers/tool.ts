@@ -1,13 +1,13 @@
 /** Lambda: one tool call of an agent loop. */
-import { callingSources, externalConfig } from '../adapters/wiring-external.js';
+import { callingSources, externalConfig } from '../wiring/external.js';
 import { agentProfile } from '../core/agents.js';
 import { metricNames, otherTool } from '../core/metrics.js';
 import { mcpSeparator } from '../core/tools/external.js';
-import { ToolInput, type ToolStepResult, toolStep } from '../core/steps.js';
-import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/telemetry.js';
-import { scopedWorkspaces } from '../adapters/wiring-workspaces.js';
-import { wire } from '../adapters/wiring.js';
-import { parseEvent } from './events.js';
+import { ToolInput, type ToolStepResult, toolStep } from '../core/steps/tool.js';
+import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
+import { scopedWorkspaces } from '../wiring/workspaces.js';
+import { wire } from '../wiring/wire.js';
+import { parseEvent } from '../core/step-input.js';
 
 const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
 const { mcpServers, lambdaTools } = externalConfig(wiring.env);

@@ -9,15 +9,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build } from 'esbuild';
 import { esbuildOptionsOf } from '../../lib/bundling.js';
-import { toWire } from '../../functions/adapters/anthropic.js';
-import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
-import type { ScriptedModel } from '../../functions/adapters/scripted.js';
+import { toWire } from '../../functions/adapters/model/anthropic.js';
+import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
+import type { ScriptedModel } from '../../functions/adapters/model/scripted.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
 import { pricesOf } from '../../functions/core/prices.js';
-import type { LocalHandler } from '../../functions/local/runtime.js';
-import type { RequestCounts } from '../../functions/local/emulators.js';
-import { startLocalStack } from '../../functions/local/stack.js';
-import { wire } from '../../functions/adapters/wiring.js';
+import type { LocalHandler } from '../../local/runtime/runtime.js';
+import type { RequestCounts } from '../../local/stand-ins/emulators.js';
+import { startLocalStack } from '../../local/stack.js';
+import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -149,7 +149,7 @@ async function bundles() {
   const results: { name: string; bytes: number; loadMs: number }[] = [];
   // The default (Anthropic) deployment's five functions, then the inference entry a Bedrock
   // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
-  for (const name of ['inference', 'tool', 'approval', 'api', 'intake', 'inference-bedrock']) {
+  for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
     await build({ ...esbuildOptionsOf(name), outfile: file, logLevel: 'silent' });
     const env = { ...process.env, STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x', STEPWISE_DEAD_LETTER_URL: 'https://sqs/x', AWS_REGION: 'us-east-1' };

@@ -426,11 +426,11 @@ describe('StepwiseStack on Bedrock', () => {
     const handlers = Object.values(bedrock.findResources('AWS::Lambda::Function')).map(
       (f) => (f as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables.STEPWISE_HANDLER,
     );
-    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'inference-bedrock', 'intake', 'tool']);
+    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'inference-bedrock', 'run-requested', 'tool']);
   });
 
   it('tells the API and the intake which models a run may ask for, the deployment model first', () => {
-    expect([functionEnv('api').STEPWISE_ALLOWED_MODELS, functionEnv('intake').STEPWISE_ALLOWED_MODELS]).toEqual([`${model},${haiku}`, `${model},${haiku}`]);
+    expect([functionEnv('api').STEPWISE_ALLOWED_MODELS, functionEnv('run-requested').STEPWISE_ALLOWED_MODELS]).toEqual([`${model},${haiku}`, `${model},${haiku}`]);
     const defaults = Template.fromStack(new StepwiseStack(new App({ context: { 'aws:cdk:bundling-stacks': [] } }), 'Defaults'));
     const allowed = Object.values(defaults.findResources('AWS::Lambda::Function')).map(
       (f) => (f as { Properties: { Environment: { Variables: Record<string, unknown> } } }).Properties.Environment.Variables.STEPWISE_ALLOWED_MODELS,

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AnthropicProvider } from '../../functions/adapters/anthropic.js';
+import { AnthropicProvider } from '../../functions/adapters/model/anthropic.js';
 import type { ModelRequest } from '../../functions/core/model.js';
-import { type MessagesApi, type Reply, scriptedReplies, startMessagesApi } from '../../functions/local/messages-api.js';
+import { type MessagesApi, type Reply, scriptedReplies, startMessagesApi } from '../../local/stand-ins/messages-api.js';
 import { calculator } from '../../functions/core/tools/calculator.js';
 import { inputJsonSchema } from '../../functions/core/tools/registry.js';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { BedrockApi } from '../../functions/local/bedrock-api.js';
+import type { BedrockApi } from '../../local/stand-ins/bedrock-api.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -1,11 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BedrockProvider, type BedrockProviderOptions } from '../../functions/adapters/bedrock.js';
-import { localCredentials } from '../../functions/adapters/wiring.js';
+import { BedrockProvider, type BedrockProviderOptions } from '../../functions/adapters/model/bedrock.js';
+import { localCredentials } from '../../functions/wiring/wire.js';
 import type { ModelRequest } from '../../functions/core/model.js';
 import { calculator } from '../../functions/core/tools/calculator.js';
 import { inputJsonSchema } from '../../functions/core/tools/registry.js';
-import { type BedrockApi, startBedrockApi } from '../../functions/local/bedrock-api.js';
-import { type Reply, scriptedReplies } from '../../functions/local/messages-api.js';
+import { type BedrockApi, startBedrockApi } from '../../local/stand-ins/bedrock-api.js';
+import { type Reply, scriptedReplies } from '../../local/stand-ins/messages-api.js';
 
 let api: BedrockApi | undefined;
 afterEach(async () => {

@@ -3,7 +3,7 @@
  * window is 200K tokens; the local Messages API's is much smaller and says so with a 400.
  */
 import { describe, expect, it } from 'vitest';
-import type { WireRequest } from '../../functions/local/messages-api.js';
+import type { WireRequest } from '../../local/stand-ins/messages-api.js';
 import { isSummaryRequest, writer } from '../support/compaction.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -3,7 +3,7 @@
  * small context window refuses what does not fit, as the real API does, and Stepwise compacts.
  */
 import { describe, expect, it } from 'vitest';
-import type { WireRequest } from '../../functions/local/messages-api.js';
+import type { WireRequest } from '../../local/stand-ins/messages-api.js';
 import { isSummaryRequest, writer } from '../support/compaction.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -1,12 +1,13 @@
 import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { AnthropicProvider } from '../../functions/adapters/anthropic.js';
-import { awsClients, readEnv } from '../../functions/adapters/wiring.js';
+import { AnthropicProvider } from '../../functions/adapters/model/anthropic.js';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
 import { textOf, toolResult } from '../../functions/core/messages.js';
-import { inferenceStep, toolStep } from '../../functions/core/steps.js';
-import { type MessagesApi, type Reply, startMessagesApi } from '../../functions/local/messages-api.js';
+import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { toolStep } from '../../functions/core/steps/tool.js';
+import { type MessagesApi, type Reply, startMessagesApi } from '../../local/stand-ins/messages-api.js';
 import { say, use } from '../support/agents.js';
 import { useLocalAws } from '../support/local-aws.js';
 import { newRun } from '../support/memory.js';

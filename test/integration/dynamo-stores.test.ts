@@ -2,7 +2,7 @@ import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { awsClients, readEnv } from '../../functions/adapters/wiring.js';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import type { NewMessage } from '../../functions/core/conversation.js';
 import { type ContentBlock, toolResult } from '../../functions/core/messages.js';
 import { newRun } from '../support/memory.js';

@@ -5,9 +5,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { conversationIdOf } from '../../functions/core/conversation.js';
-import type { Reply } from '../../functions/local/messages-api.js';
-import type { LocalHandler } from '../../functions/local/runtime.js';
-import { awsClients, readEnv, wire } from '../../functions/adapters/wiring.js';
+import type { Reply } from '../../local/stand-ins/messages-api.js';
+import type { LocalHandler } from '../../local/runtime/runtime.js';
+import { awsClients, readEnv, wire } from '../../functions/wiring/wire.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 import { QueryCommand } from '@aws-sdk/client-dynamodb';

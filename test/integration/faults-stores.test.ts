@@ -7,10 +7,10 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { describe, expect, it } from 'vitest';
-import { BlobStore } from '../../functions/adapters/blobs.js';
-import { DynamoConversationStore } from '../../functions/adapters/dynamo-conversations.js';
-import { S3Workspace } from '../../functions/adapters/s3-workspace.js';
-import { awsClients, readEnv } from '../../functions/adapters/wiring.js';
+import { BlobStore } from '../../functions/adapters/s3/blobs.js';
+import { DynamoConversationStore } from '../../functions/adapters/dynamo/conversations.js';
+import { S3Workspace } from '../../functions/adapters/s3/workspace.js';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { textBlock } from '../../functions/core/messages.js';
 import { useLocalAws } from '../support/local-aws.js';
 

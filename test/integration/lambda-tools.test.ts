@@ -1,10 +1,10 @@
 import { InvokeCommand, LambdaClient, TooManyRequestsException } from '@aws-sdk/client-lambda';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { LambdaToolSource } from '../../functions/adapters/lambda-tools.js';
+import { LambdaToolSource } from '../../functions/adapters/tools/lambda.js';
 import type { ExternalTool, LambdaToolConfig } from '../../functions/core/tools/external.js';
-import { type LocalLambdaApi, startLambdaApi } from '../../functions/local/lambda-api.js';
-import type { WireRequest } from '../../functions/local/messages-api.js';
+import { type LocalLambdaApi, startLambdaApi } from '../../local/stand-ins/lambda-api.js';
+import type { WireRequest } from '../../local/stand-ins/messages-api.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

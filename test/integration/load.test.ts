@@ -4,7 +4,7 @@
  * messages. Wall time and peak memory are printed (not asserted: numbers live in the bench).
  */
 import { describe, expect, it } from 'vitest';
-import { wire } from '../../functions/adapters/wiring.js';
+import { wire } from '../../functions/wiring/wire.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';

@@ -1,10 +1,10 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { SFNClient, SendTaskFailureCommand, SendTaskSuccessCommand, TaskTimedOut } from '@aws-sdk/client-sfn';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { localCredentials } from '../../functions/adapters/wiring.js';
-import { localRegion } from '../../functions/local/emulators.js';
-import { InvalidOutput, InvalidToken, type LocalExecution, LocalRuntime } from '../../functions/local/runtime.js';
-import { startSfnApi } from '../../functions/local/sfn-api.js';
+import { localCredentials } from '../../functions/wiring/wire.js';
+import { localRegion } from '../../local/stand-ins/emulators.js';
+import { InvalidOutput, InvalidToken, type LocalExecution, LocalRuntime } from '../../local/runtime/runtime.js';
+import { startSfnApi } from '../../local/stand-ins/sfn-api.js';
 
 const fnArn = `arn:aws:lambda:${localRegion}:000000000000:function:Waiter`;
 const received: { token: string; attempt: number }[] = [];

@@ -1,12 +1,13 @@
 import * as z from 'zod';
 import { describe, expect, it } from 'vitest';
 import { GetObjectCommand } from '@aws-sdk/client-s3';
-import { awsClients, readEnv } from '../../functions/adapters/wiring.js';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
-import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { toolStep } from '../../functions/core/steps/tool.js';
 import { ToolRegistry, defaultToolLimits, defineTool } from '../../functions/core/tools/registry.js';
-import { builtinTools } from '../../functions/core/agents.js';
-import { ScriptedModel } from '../../functions/adapters/scripted.js';
+import { builtinTools } from '../../functions/core/names.js';
+import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
 import { memoryApi } from '../support/api.js';
 import { use } from '../support/agents.js';
 import { useLocalAws } from '../support/local-aws.js';

@@ -1,10 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { S3Workspace, workspacePrefix } from '../../functions/adapters/s3-workspace.js';
-import { awsClients, readEnv } from '../../functions/adapters/wiring.js';
+import { S3Workspace, workspacePrefix } from '../../functions/adapters/s3/workspace.js';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
-import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { toolStep } from '../../functions/core/steps/tool.js';
 import { PathRejected } from '../../functions/core/workspace.js';
-import { ScriptedModel } from '../../functions/adapters/scripted.js';
+import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
 import { use } from '../support/agents.js';

@@ -1,6 +1,6 @@
 /** Scripted model behaviour shared by the compaction tests. */
 import { summaryInstruction } from '../../functions/core/compaction.js';
-import type { Reply, WireRequest } from '../../functions/local/messages-api.js';
+import type { Reply, WireRequest } from '../../local/stand-ins/messages-api.js';
 
 /** Whether a request asks the model for a summary of the conversation. */
 export const isSummaryRequest = (body: WireRequest) => JSON.stringify(body.messages.at(-1)?.content).includes(summaryInstruction);

@@ -4,12 +4,12 @@
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
 import type { ModelProvider } from '../../functions/core/model.js';
-import { modelWiring } from '../../functions/adapters/wiring-model.js';
-import { anthropicFrom } from '../../functions/adapters/wiring-model-anthropic.js';
-import { bedrockFrom } from '../../functions/adapters/wiring-model-bedrock.js';
-import { scopedWorkspaces } from '../../functions/adapters/wiring-workspaces.js';
-import { type Wiring, awsClients, readEnv, wire } from '../../functions/adapters/wiring.js';
-import { type Emulators, startEmulators } from '../../functions/local/emulators.js';
+import { modelWiring } from '../../functions/wiring/model.js';
+import { anthropicFrom } from '../../functions/wiring/model-anthropic.js';
+import { bedrockFrom } from '../../functions/wiring/model-bedrock.js';
+import { scopedWorkspaces } from '../../functions/wiring/workspaces.js';
+import { type Wiring, awsClients, readEnv, wire } from '../../functions/wiring/wire.js';
+import { type Emulators, startEmulators } from '../../local/stand-ins/emulators.js';
 
 export interface LocalAws {
   emulators: Emulators;

@@ -4,15 +4,15 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import type { Run } from '../../functions/core/runs.js';
-import { startBedrockApi } from '../../functions/local/bedrock-api.js';
+import { startBedrockApi } from '../../local/stand-ins/bedrock-api.js';
 import {
   type MessagesApi,
   type MessagesApiOptions,
   type Reply,
   type WireRequest,
   startMessagesApi,
-} from '../../functions/local/messages-api.js';
-import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../functions/local/stack.js';
+} from '../../local/stand-ins/messages-api.js';
+import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../local/stack.js';
 
 /** Scripts keyed by a tag that the run's goal carries as `[[tag]]`, so runs can proceed at once. */
 export class ScriptBook {

@@ -3,7 +3,7 @@
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
 import type { Approval, ApprovalStore, TaskTokens } from '../../functions/core/approvals.js';
-import type { Compaction } from '../../functions/core/compaction.js';
+import type { Compaction } from '../../functions/core/conversation.js';
 import {
   type Conversation,
   type ConversationRecord,
@@ -13,7 +13,7 @@ import {
   assembleConversation,
   seqKey,
 } from '../../functions/core/conversation.js';
-import type { AgentName } from '../../functions/core/conversation.js';
+import type { AgentName } from '../../functions/core/names.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
 import type { Run, RunStore, StepOutcome } from '../../functions/core/runs.js';

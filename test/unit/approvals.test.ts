@@ -6,7 +6,8 @@ import {
   decideApproval,
   requestApproval,
 } from '../../functions/core/approvals.js';
-import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, use } from '../support/agents.js';
 import { MemoryApprovalStore, RecordingTokens } from '../support/memory.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ScriptedTurn } from '../../functions/adapters/scripted.js';
+import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import {
   type ContextPolicy,
   chooseCut,
@@ -11,7 +11,8 @@ import { type Conversation, type StoredMessage, conversationIdOf } from '../../f
 import { runAgentLoop } from '../../functions/core/loop.js';
 import { type Message, type Usage, textOf, toolResult, toolUses } from '../../functions/core/messages.js';
 import { ContextWindowExceeded, type ModelRequest, ModelUnavailable } from '../../functions/core/model.js';
-import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
 
 const cid = conversationIdOf('run-1', 'single');

@@ -1,9 +1,11 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toolNames } from '../../functions/core/approvals.js';
-import { type AgentName, conversationIdOf } from '../../functions/core/conversation.js';
+import { toolNames } from '../../functions/core/names.js';
+import { conversationIdOf } from '../../functions/core/conversation.js';
+import { type AgentName } from '../../functions/core/names.js';
 import { InfrastructureError } from '../../functions/core/errors.js';
-import { inferenceStep, toolStep } from '../../functions/core/steps.js';
+import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { toolStep } from '../../functions/core/steps/tool.js';
 import {
   type ExternalCallContext,
   type ExternalTool,

@@ -1,7 +1,7 @@
 import { AssumeRoleCommand, STSClient } from '@aws-sdk/client-sts';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { ScopedCredentials, workspaceSessionPolicy } from '../../functions/adapters/scoped-credentials.js';
+import { ScopedCredentials, workspaceSessionPolicy } from '../../functions/adapters/s3/scoped-credentials.js';
 
 // STS cannot be emulated here; aws-sdk-client-mock stands in for it.
 describe('ScopedCredentials', () => {

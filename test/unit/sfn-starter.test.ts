@@ -1,7 +1,7 @@
 import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
-import { SfnRunStarter } from '../../functions/adapters/sfn-starter.js';
+import { SfnRunStarter } from '../../functions/adapters/aws/intake.js';
 import type { OrchestratorInput } from '../../functions/core/intake.js';
 
 const input: OrchestratorInput = { runId: 'run-1', mode: 'single', conversationId: 'run/run-1/single', maxIterations: 5, model: '' };

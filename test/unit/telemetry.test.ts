@@ -5,7 +5,7 @@
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ModelProvider } from '../../functions/core/model.js';
 import type { OrchestratorInput, RunStarter } from '../../functions/core/intake.js';
-import type { ToolDeps } from '../../functions/core/steps.js';
+import type { ToolDeps } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
 
 // The handlers read these when their modules load; the test setup silences logs otherwise.
@@ -17,18 +17,18 @@ type Core = Awaited<ReturnType<typeof memoryCore>>;
 const shared = vi.hoisted(() => ({ core: undefined as unknown as Core }));
 
 // Each handler wires itself when it loads; here the wiring is the in-memory core.
-vi.mock('../../functions/adapters/wiring.js', () => ({
+vi.mock('../../functions/wiring/wire.js', () => ({
   wire: (_source: unknown, parts: { model?: ModelProvider | ((env: unknown) => ModelProvider) } = {}) => ({
     ...shared.core.deps,
     env: {},
     model: typeof parts.model === 'function' ? parts.model({}) : shared.core.model,
   }),
 }));
-vi.mock('../../functions/adapters/wiring-model.js', () => ({ modelWiring: () => () => shared.core.model }));
-vi.mock('../../functions/adapters/wiring-workspaces.js', () => ({
+vi.mock('../../functions/wiring/model.js', () => ({ modelWiring: () => () => shared.core.model }));
+vi.mock('../../functions/wiring/workspaces.js', () => ({
   scopedWorkspaces: (): ToolDeps['workspaceFor'] => (runId) => shared.core.deps.workspaceFor(runId),
 }));
-vi.mock('../../functions/adapters/wiring-intake.js', () => ({
+vi.mock('../../functions/wiring/intake.js', () => ({
   intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onStarted?: (input: OrchestratorInput) => void } = {}) => {
     const starter: RunStarter = { start: async (input) => hooks.onStarted?.(input), stop: async () => undefined };
     return { runs: shared.core.runs, starter, newId: () => 'run-evt' };
@@ -75,7 +75,7 @@ beforeAll(async () => {
   shared.core = await memoryCore('What is 6 times 7?');
   inference = (await import('../../functions/handlers/inference.js')).handler;
   tool = (await import('../../functions/handlers/tool.js')).handler;
-  intake = (await import('../../functions/handlers/intake.js')).handler;
+  intake = (await import('../../functions/handlers/run-requested.js')).handler;
 });
 
 beforeEach(() => {

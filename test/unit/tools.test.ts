@@ -1,7 +1,7 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { builtinTools } from '../../functions/core/agents.js';
+import { builtinTools } from '../../functions/core/names.js';
 import { toolResult } from '../../functions/core/messages.js';
 import { calculator } from '../../functions/core/tools/calculator.js';
 import { ToolRegistry, defaultToolLimits, inputJsonSchema } from '../../functions/core/tools/registry.js';

@@ -9,7 +9,7 @@
  * to the model (DESIGN invariant 4).
  */
 import * as z from 'zod';
-import { AgentName } from '../conversation.js';
+import { AgentName } from '../names.js';
 import { InfrastructureError, messageOf } from '../errors.js';
 import type { ToolSpec } from '../model.js';
 

@@ -1,0 +1,69 @@
+/** The intake's ports on AWS: the orchestrator started through Step Functions, refused events sent to SQS. */
+import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
+import {
+  ExecutionAlreadyExists,
+  ExecutionDoesNotExist,
+  type SFNClient,
+  StartExecutionCommand,
+  StopExecutionCommand,
+} from '@aws-sdk/client-sfn';
+import { InfrastructureError } from '../../core/errors.js';
+import type { DeadLetters, OrchestratorInput, RunStarter } from '../../core/intake.js';
+import { guard } from './errors.js';
+
+/** Step Functions refused or failed a call transiently; the request can be repeated. */
+export class OrchestratorUnavailable extends InfrastructureError {
+  override readonly name = 'OrchestratorUnavailable';
+  override readonly transient = true;
+}
+
+/** Starts the orchestrator through the Step Functions API, named after the run. */
+export class SfnRunStarter implements RunStarter {
+  constructor(
+    private readonly sfn: SFNClient,
+    private readonly stateMachineArn: string,
+    /** Told of each execution this starter started (not of a repeat that found it started). */
+    private readonly onStarted?: (input: OrchestratorInput) => void,
+  ) {}
+
+  async start(input: OrchestratorInput): Promise<void> {
+    try {
+      await guard(
+        'Starting the run',
+        () =>
+          this.sfn.send(
+            new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name: input.runId, input: JSON.stringify(input) }),
+          ),
+        OrchestratorUnavailable,
+      );
+      this.onStarted?.(input);
+    } catch (error) {
+      // The same run started twice (a retried request): the first start stands.
+      if (error instanceof ExecutionAlreadyExists) return;
+      throw error;
+    }
+  }
+
+  async stop(runId: string, reason: string): Promise<void> {
+    // Executions are named after the run: arn:…:stateMachine:<name> → arn:…:execution:<name>:<runId>.
+    const executionArn = `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;
+    try {
+      await guard('Stopping the run', () => this.sfn.send(new StopExecutionCommand({ executionArn, error: 'Cancelled', cause: reason })), OrchestratorUnavailable);
+    } catch (error) {
+      // Not started yet, or already gone: nothing is left to stop.
+      if (!(error instanceof ExecutionDoesNotExist)) throw error;
+    }
+  }
+}
+
+/** Dead letters on SQS: each refused event, with the reason, as one message. */
+export class SqsDeadLetters implements DeadLetters {
+  constructor(
+    private readonly sqs: SQSClient,
+    private readonly queueUrl: string,
+  ) {}
+
+  async send(letter: Parameters<DeadLetters['send']>[0]): Promise<void> {
+    await this.sqs.send(new SendMessageCommand({ QueueUrl: this.queueUrl, MessageBody: JSON.stringify(letter) }));
+  }
+}

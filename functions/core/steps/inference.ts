@@ -1,0 +1,416 @@
+/**
+ * The inference step of the agent loop, as a function over the ports: the state machine (or the
+ * local loop driver) calls it; it is idempotent under retry (invariant 3, docs/ARCHITECTURE.md).
+ */
+import * as z from 'zod';
+import {
+  type ContextPolicy,
+  chooseCut,
+  defaultContextPolicy,
+  modelMessages,
+  needsCompaction,
+  refusedPolicy,
+  summaryRequestMessages,
+} from '../compaction.js';
+import { type AgentProfile, agentProfile, openingMessage } from '../agents.js';
+import type { ApprovalStore } from '../approvals.js';
+import { type Compaction, type Conversation, type ConversationStore, type NewMessage, type StoredMessage, conversationIdOf } from '../conversation.js';
+import { NotFound, StepStateInvalid } from '../errors.js';
+import {
+  type ContentBlock,
+  StopReason,
+  type ToolResultBlock,
+  type ToolUseBlock,
+  textBlock,
+  textOf,
+  toolResult,
+  toolUses,
+  type Usage,
+  zeroUsage,
+} from '../messages.js';
+import {
+  ContextWindowExceeded,
+  type ModelProvider,
+  type ModelRequest,
+  type ModelResponse,
+  ModelResponseEmpty,
+  type ModelSettings,
+} from '../model.js';
+import { AgentName } from '../names.js';
+import { estimateCost } from '../prices.js';
+import type { RunResult, RunStore } from '../runs.js';
+import { type ExternalTools, externalSpecs, unavailableNote } from '../tools/external.js';
+
+export const InferenceInput = z.object({
+  runId: z.string().min(1),
+  agent: AgentName,
+  iteration: z.number().int().nonnegative(),
+  /** Defaults to the run's own conversation for this agent; a session names its own. */
+  conversationId: z.string().min(1).optional(),
+  /** The model the run asked for; empty or absent for the deployment's default. */
+  model: z.string().optional(),
+});
+export type InferenceInput = z.infer<typeof InferenceInput>;
+
+export const ToolCallRef = z.object({
+  id: z.string(),
+  name: z.string(),
+  /** Whether the call waits for a reviewer's decision before it runs. */
+  needsApproval: z.boolean(),
+});
+
+/** What the state machine carries between states: ids and a few numbers (invariant 1). */
+export const InferenceResult = z.object({
+  stopReason: StopReason,
+  /** The calls to run now; empty unless `stopReason` is `tool_use`. */
+  toolCalls: z.array(ToolCallRef),
+  iteration: z.number().int().nonnegative(),
+  /** The sequence number of the stored assistant message, for the tool steps. */
+  seq: z.number().int().nonnegative(),
+});
+export type InferenceResult = z.infer<typeof InferenceResult>;
+
+export interface InferenceDeps {
+  conversations: ConversationStore;
+  runs: RunStore;
+  model: ModelProvider;
+  settings: ModelSettings;
+  profile?: (agent: AgentName) => AgentProfile;
+  /** When to compact the conversation; Claude's 200K window by default. */
+  context?: ContextPolicy;
+  /** Which tools need approval in a run; none when absent. */
+  approvals?: Pick<ApprovalStore, 'toolsFor'>;
+  /** MCP and Lambda tools, listed once per run; none when absent. */
+  externalTools?: Pick<ExternalTools, 'forRun'>;
+}
+
+/**
+ * One inference step: bring the conversation up to date (the pending tool results as one user
+ * message, or the run's opening message), call the model once, store its answer.
+ *
+ * Re-running a step whose assistant message is stored returns that message without a model
+ * call; a retry after the user message was written does not write it again.
+ */
+export async function inferenceStep(input: InferenceInput, deps: InferenceDeps): Promise<InferenceResult> {
+  const { runId, agent, iteration } = input;
+  const conversationId = input.conversationId ?? conversationIdOf(runId, agent);
+  const profile = (deps.profile ?? agentProfile)(agent);
+
+  // Bring the conversation up to date. If another writer took the sequence number first (a
+  // stale step of an earlier run of the session), look again rather than call the model on a
+  // conversation that is not what was planned.
+  let conversation = await deps.conversations.load(conversationId);
+  for (let attempt = 0; ; attempt++) {
+    const answered = findStep(conversation.messages, runId, iteration);
+    if (answered) return settle(answered, conversation, input, deps);
+    const finished = finishedBy(conversation, profile, runId);
+    if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
+    const opening = await openingFor(conversation, input, deps);
+    const next = planUserMessage(conversation, runId, iteration, opening);
+    if (!next) break;
+    for (const [index, result] of next.repairs) {
+      await deps.conversations.putResult(conversationId, next.answering, index, result);
+    }
+    if (await deps.conversations.append(conversationId, next.message)) {
+      // Written as planned: the conversation is known without reading it again.
+      conversation = withAppended(conversation, next);
+      break;
+    }
+    conversation = await deps.conversations.load(conversationId);
+    if (conversation.messages.at(-1)?.meta.runId === runId) break;
+    if (attempt >= 2) throw new StepStateInvalid(`Conversation ${conversationId} keeps changing under step ${iteration}.`);
+  }
+
+  const model = input.model || deps.settings.model;
+  const policy = deps.context ?? defaultContextPolicy;
+  // The run's external tools come from its stored catalog, so every step sends the same bytes.
+  const catalog = deps.externalTools ? await deps.externalTools.forRun(runId) : undefined;
+  const external = externalSpecs(catalog, agent);
+  const request = {
+    system: profile.system + unavailableNote(catalog, agent),
+    tools: external.length ? [...profile.tools.specs(), ...external] : profile.tools.specs(),
+  };
+  const ask = (c: Conversation) =>
+    deps.model.generate({
+      model,
+      maxTokens: deps.settings.maxTokens,
+      ...request,
+      messages: modelMessages(c),
+    });
+  // Compact once at most per step: before the call when the conversation nears the window, or
+  // when the model says it no longer fits (invariant 11); a second "too long" is the run's error.
+  let compacted = madeBy(conversation.compaction, input) !== undefined;
+  if (!compacted && needsCompaction(conversation, policy, deps.settings.maxTokens)) {
+    const shorter = await compact(conversation, conversationId, request, model, input, deps, policy);
+    compacted = shorter !== undefined;
+    conversation = shorter ?? conversation;
+  }
+  let response: ModelResponse;
+  try {
+    response = await ask(conversation);
+    if (response.stopReason === 'model_context_window_exceeded' && !compacted) {
+      throw new ContextWindowExceeded('The answer was cut off because the conversation filled the context window.');
+    }
+  } catch (error) {
+    if (!(error instanceof ContextWindowExceeded) || compacted) throw error;
+    const cutBy = refusedPolicy(conversation, policy, error.limitTokens);
+    const shorter = await compact(conversation, conversationId, request, model, input, deps, cutBy);
+    if (!shorter) throw error;
+    conversation = shorter;
+    response = await ask(conversation);
+  }
+
+  if (response.message.content.length === 0) {
+    throw new ModelResponseEmpty(`The model returned no content (stop_reason "${response.stopReason}").`);
+  }
+  const messages = conversation.messages;
+  const seq = nextSeq(messages);
+  const stored: StoredMessage = {
+    seq,
+    role: 'assistant',
+    content: response.message.content,
+    meta: { runId, iteration, stopReason: response.stopReason, usage: response.usage, model: response.model },
+  };
+  const written = await deps.conversations.append(conversationId, { ...stored, carries: undefined });
+  if (!written) {
+    // Another attempt of this same step got there first: its answer is the one that counts.
+    const reloaded = await deps.conversations.load(conversationId);
+    const winner = findStep(reloaded.messages, runId, iteration);
+    if (!winner) throw new StepStateInvalid(`Message ${seq} of ${conversationId} was taken by another step.`);
+    return settle(winner, reloaded, input, deps);
+  }
+  return settle(stored, { ...conversation, messages: [...messages, stored] }, input, deps);
+}
+
+/**
+ * Summarizes the turns before a cut and stores the summary (once per cut), so this and every
+ * later request of the conversation starts with it. `undefined` when there is nothing to cut.
+ */
+async function compact(
+  conversation: Conversation,
+  conversationId: string,
+  request: Pick<ModelRequest, 'system' | 'tools'>,
+  model: string,
+  input: InferenceInput,
+  deps: InferenceDeps,
+  policy: ContextPolicy,
+): Promise<Conversation | undefined> {
+  const cut = chooseCut(conversation, policy);
+  const last = conversation.messages.at(-1);
+  if (cut === undefined || !last) return undefined;
+  // The same system prompt and tools as the step's own request, so the summary call hits the cache.
+  const response = await deps.model.generate({
+    model,
+    maxTokens: deps.settings.maxTokens,
+    ...request,
+    messages: summaryRequestMessages(conversation, cut),
+  });
+  const summary = textOf(response.message).trim();
+  if (!summary) throw new ModelResponseEmpty('The model returned no summary when asked to compact the conversation.');
+  const compaction = await deps.conversations.putCompaction(conversationId, {
+    fromSeq: cut,
+    atSeq: last.seq,
+    summary,
+    runId: input.runId,
+    iteration: input.iteration,
+    usage: response.usage,
+    model: response.model,
+  });
+  return { ...conversation, compaction };
+}
+
+/** The compaction, if this very step made it (a retried step finds it stored). */
+function madeBy(compaction: Compaction | undefined, input: InferenceInput): Compaction | undefined {
+  return compaction?.runId === input.runId && compaction.iteration === input.iteration ? compaction : undefined;
+}
+
+/**
+ * Records the step's usage and cost (once, however often this runs) and, when the agent that
+ * answers the run has finished, the run's result; then reduces the message to a step result.
+ */
+async function settle(
+  message: StoredMessage,
+  conversation: Conversation,
+  input: InferenceInput,
+  deps: InferenceDeps,
+): Promise<InferenceResult> {
+  const { usage, stopReason, model } = message.meta;
+  const reason = stopReason ?? 'end_turn';
+  const finished = (reason === 'end_turn' || reason === 'stop_sequence') && input.agent !== 'architect';
+  const result = finished ? runResult(conversation.messages, input.runId, message) : undefined;
+  if (usage) {
+    const calls = [{ model: model ?? '', usage }];
+    const summary = madeBy(conversation.compaction, input);
+    if (summary) calls.push(summary);
+    const costs = calls.map((c) => estimateCost(c.model, c.usage));
+    const costUsd = costs.some((c) => c !== undefined) ? costs.reduce<number>((sum, c) => sum + (c ?? 0), 0) : undefined;
+    await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
+      usage: addUsage(calls.map((c) => c.usage)),
+      ...(costUsd !== undefined ? { costUsd } : {}),
+      ...(result ? { result } : {}),
+    });
+  }
+  const calls = reason === 'tool_use' ? toolUses(message) : [];
+  const gated = new Set(calls.length && deps.approvals ? await deps.approvals.toolsFor(input.runId) : []);
+  return {
+    stopReason: reason,
+    toolCalls: calls.map(({ id, name }) => ({ id, name, needsApproval: gated.has(name) })),
+    iteration: input.iteration,
+    seq: message.seq,
+  };
+}
+
+/** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2). */
+export const resultLimits = { actions: 300, responseChars: 50_000 };
+
+/** The final answer and the tool calls the agent made in this run, in order (bounded). */
+export function runResult(messages: StoredMessage[], runId: string, final: StoredMessage): RunResult {
+  const calls = messages
+    .filter((m) => m.role === 'assistant' && m.meta.runId === runId)
+    .flatMap((m) => toolUses(m))
+    .map((call) => describeCall(call));
+  const actionsTaken =
+    calls.length > resultLimits.actions
+      ? [...calls.slice(0, resultLimits.actions), `… and ${calls.length - resultLimits.actions} more tool calls (see the transcript)`]
+      : calls;
+  const text = textOf(final);
+  const response =
+    text.length > resultLimits.responseChars
+      ? `${text.slice(0, resultLimits.responseChars)}\n\n[The answer is longer; the transcript has all of it.]`
+      : text;
+  return { response, actionsTaken };
+}
+
+/** A tool call as one short line: its name and input. */
+export function describeCall(call: ToolUseBlock): string {
+  const input = JSON.stringify(call.input ?? {});
+  return `${call.name} ${input.length > 200 ? `${input.slice(0, 199)}…` : input}`;
+}
+
+/**
+ * The agent's last turn if it ended the agent's part with a successful call of its finish tool
+ * (the Architect's accepted plan): nothing is left to ask the model.
+ */
+function finishedBy(conversation: Conversation, profile: AgentProfile, runId: string): StoredMessage | undefined {
+  const last = conversation.messages.at(-1);
+  if (!profile.finishTool || last?.role !== 'assistant' || last.meta.runId !== runId) return undefined;
+  const accepted = toolUses(last).some(
+    (call, i) => call.name === profile.finishTool && conversation.pendingResults[i] && !conversation.pendingResults[i]?.is_error,
+  );
+  return accepted ? last : undefined;
+}
+
+function findStep(messages: StoredMessage[], runId: string, iteration: number): StoredMessage | undefined {
+  return messages.findLast(
+    (m) => m.role === 'assistant' && m.meta.runId === runId && m.meta.iteration === iteration,
+  );
+}
+
+/** The run's opening message, when this agent has not yet written anything for the run. */
+async function openingFor(
+  conversation: Conversation,
+  input: InferenceInput,
+  deps: InferenceDeps,
+): Promise<ContentBlock[] | undefined> {
+  if (conversation.messages.some((m) => m.meta.runId === input.runId)) return undefined;
+  if (input.iteration !== 0) {
+    throw new StepStateInvalid(`Run ${input.runId} has no messages, but step ${input.iteration} was asked for.`);
+  }
+  const run = await deps.runs.get(input.runId);
+  if (!run) throw new NotFound(`Run ${input.runId} does not exist.`);
+  return openingMessage(run, input.agent);
+}
+
+const interruptedNote =
+  'This tool call was interrupted before it returned a result (the run stopped, failed or was cancelled), ' +
+  'so it may or may not have taken effect. Check before repeating it.';
+const truncatedCallNote =
+  'This tool call was cut off by the output token limit (max_tokens) and was not run. ' +
+  'Call it again with a smaller input, for example by writing a large file in parts.';
+const truncatedTextNote =
+  'Your previous response was cut off by the output token limit (max_tokens). Continue from where it stopped, more briefly.';
+
+export interface PlannedUserMessage {
+  message: NewMessage;
+  /** The assistant message whose calls this one answers. */
+  answering: number;
+  /** Results to write first, for calls that never got one (invariant 13). */
+  repairs: [number, ToolResultBlock][];
+}
+
+/**
+ * What must be appended before the model is called, if anything: every call of the last
+ * assistant message answered, in order, by its stored result or by an error saying why it has
+ * none (invariants 6 and 13), followed by the run's opening message when the run starts here.
+ */
+export function planUserMessage(
+  conversation: Conversation,
+  runId: string,
+  iteration: number,
+  opening: ContentBlock[] | undefined,
+): PlannedUserMessage | undefined {
+  const last = conversation.messages.at(-1);
+  const seq = nextSeq(conversation.messages);
+  const meta = { runId, iteration };
+  if (last?.role !== 'assistant') {
+    return opening ? { message: { seq, role: 'user', content: opening, meta }, answering: -1, repairs: [] } : undefined;
+  }
+  const calls = toolUses(last);
+  const cutOff = last.meta.stopReason === 'max_tokens';
+  const repairs = calls.flatMap((call: ToolUseBlock, index): [number, ToolResultBlock][] =>
+    conversation.pendingResults[index] ? [] : [[index, toolResult(call.id, cutOff ? truncatedCallNote : interruptedNote, true)]],
+  );
+  const content: ContentBlock[] = [];
+  if (cutOff && calls.length === 0) content.push(textBlock(truncatedTextNote));
+  if (opening) content.push(...opening);
+  if (calls.length === 0 && content.length === 0) {
+    if (last.meta.stopReason === 'pause_turn') return undefined; // send the paused turn back as it is
+    throw new StepStateInvalid(`The conversation already ended with message ${last.seq}; there is nothing to send.`);
+  }
+  return {
+    message: {
+      seq,
+      role: 'user',
+      content,
+      meta,
+      carries: calls.length > 0 ? { seq: last.seq, count: calls.length } : undefined,
+    },
+    answering: last.seq,
+    repairs,
+  };
+}
+
+/** The conversation after a planned user message was appended, as loading it would give. */
+function withAppended(conversation: Conversation, planned: PlannedUserMessage): Conversation {
+  const { seq, role, content, meta, carries } = planned.message;
+  const repaired = new Map(planned.repairs);
+  const results = carries
+    ? Array.from({ length: carries.count }, (_, i) => {
+        const result = conversation.pendingResults[i] ?? repaired.get(i);
+        if (!result) throw new StepStateInvalid(`Result ${i} of message ${carries.seq} is missing.`);
+        return result;
+      })
+    : [];
+  return {
+    ...conversation,
+    messages: [...conversation.messages, { seq, role, content: [...results, ...content], meta }],
+    pendingResults: [],
+  };
+}
+
+function addUsage(usages: Usage[]): Usage {
+  return usages.reduce(
+    (sum, u) => ({
+      inputTokens: sum.inputTokens + u.inputTokens,
+      outputTokens: sum.outputTokens + u.outputTokens,
+      cacheReadInputTokens: sum.cacheReadInputTokens + u.cacheReadInputTokens,
+      cacheCreationInputTokens: sum.cacheCreationInputTokens + u.cacheCreationInputTokens,
+    }),
+    zeroUsage,
+  );
+}
+
+function nextSeq(messages: StoredMessage[]): number {
+  const last = messages.at(-1);
+  return last ? last.seq + 1 : 0;
+}

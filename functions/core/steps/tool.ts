@@ -1,0 +1,101 @@
+/** The tool step of the agent loop: run one call of a stored assistant message, store its result; idempotent under retry (invariant 3, docs/ARCHITECTURE.md). */
+import * as z from 'zod';
+import { agentProfile } from '../agents.js';
+import { type ApprovalStore, denialMessage, settleApproval } from '../approvals.js';
+import { type ConversationStore, loadCall } from '../conversation.js';
+import { StepStateInvalid } from '../errors.js';
+import { type ToolResultBlock, toolResult } from '../messages.js';
+import { AgentName } from '../names.js';
+import type { ExternalTools } from '../tools/external.js';
+import { type PlanStore, type ToolLimits, type ToolRegistry, defaultToolLimits } from '../tools/registry.js';
+import type { Workspace } from '../workspace.js';
+
+export const ToolInput = z.object({
+  runId: z.string().min(1),
+  agent: AgentName,
+  conversationId: z.string().min(1).optional(),
+  seq: z.number().int().nonnegative(),
+  toolUseId: z.string().min(1),
+  /** The call was gated: run it only if its approval says so. */
+  needsApproval: z.boolean().optional(),
+});
+export type ToolInput = z.infer<typeof ToolInput>;
+
+export const ToolStepResult = z.object({ toolUseId: z.string(), isError: z.boolean() });
+export type ToolStepResult = z.infer<typeof ToolStepResult>;
+
+export interface ToolDeps {
+  conversations: ConversationStore;
+  workspaceFor(runId: string): Workspace;
+  /** Where `finish_plan` stores a plan; the run store in practice. */
+  plans?: PlanStore;
+  tools?: (agent: AgentName) => ToolRegistry;
+  limits?: ToolLimits;
+  /** The most characters of one tool output the model sees; longer output is cut with a note. */
+  maxResultChars?: number;
+  /** The decisions on gated calls. */
+  approvals?: Pick<ApprovalStore, 'get' | 'decide'>;
+  /** MCP and Lambda tools, as the run's stored catalog lists them; none when absent. */
+  externalTools?: Pick<ExternalTools, 'stored' | 'call'>;
+  clock?: () => Date;
+}
+
+export const defaultMaxResultChars = 30_000;
+
+/**
+ * One tool step: run one call of a stored assistant message and store its result.
+ * A stored result is returned without running the tool again.
+ */
+export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolStepResult> {
+  const { conversationId, turn, call, index } = await loadCall(deps.conversations, input);
+
+  const existing = turn.results[index];
+  if (existing) return { toolUseId: call.id, isError: existing.is_error === true };
+
+  if (input.needsApproval) {
+    if (!deps.approvals) throw new StepStateInvalid(`Tool call ${call.id} needs approval, but this tool step has no approval store.`);
+    const approval = await settleApproval(input.runId, call.id, { approvals: deps.approvals, ...(deps.clock ? { clock: deps.clock } : {}) });
+    if (approval.decision === 'deny') {
+      const stored = await deps.conversations.putResult(conversationId, input.seq, index, toolResult(call.id, denialMessage(approval), true));
+      return { toolUseId: call.id, isError: stored.is_error === true };
+    }
+  }
+
+  const registry = (deps.tools ?? ((agent: AgentName) => agentProfile(agent).tools))(input.agent);
+  // A name the built-in tools do not know may be one of the run's external tools.
+  const catalog = !registry.get(call.name) && deps.externalTools ? await deps.externalTools.stored(input.runId) : undefined;
+  const external = catalog?.tools.filter((tool) => tool.agents.includes(input.agent)) ?? [];
+  const target = external.find((tool) => tool.name === call.name);
+  let result: ToolResultBlock;
+  if (target && deps.externalTools) {
+    const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id });
+    result = toolResult(call.id, outcome.content, outcome.isError);
+  } else {
+    result = await registry.execute(
+      call,
+      {
+        runId: input.runId,
+        workspace: deps.workspaceFor(input.runId),
+        limits: deps.limits ?? defaultToolLimits,
+        ...(deps.plans ? { plans: deps.plans } : {}),
+      },
+      external.map((tool) => tool.name),
+    );
+  }
+  const view = capResult(result, deps.maxResultChars ?? defaultMaxResultChars);
+  const stored = await deps.conversations.putResult(
+    conversationId,
+    input.seq,
+    index,
+    view,
+    view === result ? undefined : result.content,
+  );
+  return { toolUseId: call.id, isError: stored.is_error === true };
+}
+
+/** Cuts an over-long tool output to what the model should see, saying so. */
+export function capResult(result: ToolResultBlock, maxChars: number): ToolResultBlock {
+  if (result.content.length <= maxChars) return result;
+  const note = `\n\n[Output truncated: showing the first ${maxChars} of ${result.content.length} characters; the full output is stored with the run.]`;
+  return { ...result, content: result.content.slice(0, maxChars) + note };
+}

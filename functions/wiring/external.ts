@@ -1,0 +1,60 @@
+/**
+ * Wiring of the external tools: MCP servers (both step functions) and Lambda tools (listed by
+ * the inference function, invoked by the tool function, which alone bundles the Lambda client).
+ */
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { toolNames } from '../core/names.js';
+import { type ToolSource, externalToolsConfig, listedLambdaTools } from '../core/tools/external.js';
+import { LambdaToolSource } from '../adapters/tools/lambda.js';
+import { McpToolSource } from '../adapters/tools/mcp.js';
+import { logger } from '../adapters/aws/telemetry.js';
+import { type Env, localCredentials, sdkAttempts } from './wire.js';
+
+/** Logs a warning on the invocation's structured log (with its runId, agent and iteration keys). */
+export function logWarning(message: string, detail: Record<string, unknown>): void {
+  logger.warn(message, detail);
+}
+
+/** The configured servers and tools, checked together: unique names, no built-in name taken. */
+export function externalConfig(env: Env) {
+  const parsed = externalToolsConfig(toolNames).safeParse({ mcpServers: env.STEPWISE_MCP_SERVERS, lambdaTools: env.STEPWISE_LAMBDA_TOOLS });
+  if (!parsed.success) {
+    const variable = (path: PropertyKey[]) => (path[0] === 'mcpServers' ? 'STEPWISE_MCP_SERVERS' : 'STEPWISE_LAMBDA_TOOLS');
+    const problems = parsed.error.issues.map((i) => `${variable(i.path)}.${i.path.slice(1).join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Stepwise is misconfigured: ${problems}`);
+  }
+  return parsed.data;
+}
+
+function mcpSources(env: Env, mcpServers: ReturnType<typeof externalConfig>['mcpServers']): ToolSource[] {
+  return mcpServers.map(
+    (server) =>
+      new McpToolSource(server, {
+        listTimeoutMs: env.STEPWISE_MCP_LIST_TIMEOUT_MS,
+        callTimeoutMs: env.STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS,
+        log: logWarning,
+      }),
+  );
+}
+
+/** The inference function's sources: it lists tools, and never calls one. */
+export function listingSources(env: Env): ToolSource[] {
+  const { mcpServers, lambdaTools } = externalConfig(env);
+  return [...mcpSources(env, mcpServers), ...(lambdaTools.length ? [listedLambdaTools(lambdaTools)] : [])];
+}
+
+/** The tool function's sources: calls go to the MCP servers and the Lambda functions. */
+export function callingSources(env: Env): ToolSource[] {
+  const { mcpServers, lambdaTools } = externalConfig(env);
+  const sources = mcpSources(env, mcpServers);
+  if (lambdaTools.length) {
+    const local = env.STEPWISE_LAMBDA_ENDPOINT;
+    const lambda = new LambdaClient({
+      region: env.AWS_REGION,
+      maxAttempts: sdkAttempts,
+      ...(local ? { endpoint: local, credentials: localCredentials } : {}),
+    });
+    sources.push(new LambdaToolSource(lambdaTools, lambda, { timeoutMs: env.STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS, warn: (message) => logWarning(message, {}) }));
+  }
+  return sources;
+}

@@ -1,0 +1,25 @@
+/**
+ * The inference Lambda's body, shared by its per-provider entries (inference.ts, inference-bedrock.ts): each
+ * entry names the provider it bundles; logging, metrics and the step are the same.
+ */
+import { metricNames } from '../core/metrics.js';
+import { type InferenceResult, InferenceInput, inferenceStep } from '../core/steps/inference.js';
+import { parseEvent } from '../core/step-input.js';
+import { count, countTokens, dimensions, instrumented, logger, meteredModel, stepKeys } from '../adapters/aws/telemetry.js';
+import { listingSources } from './external.js';
+import type { ProviderWiring } from './model.js';
+import { wire } from './wire.js';
+
+/** A Lambda handler running one inference step with the given model wiring, its tokens counted. */
+export function inferenceHandler(model: ProviderWiring): (event: unknown) => Promise<InferenceResult> {
+  const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources });
+  return (event) =>
+    instrumented(stepKeys(event), async () => {
+      const input = parseEvent(InferenceInput, event);
+      dimensions({ agent: input.agent });
+      const result = await inferenceStep(input, wiring);
+      count(metricNames.iterations);
+      logger.info('Inference step finished', { stopReason: result.stopReason, toolCalls: result.toolCalls.length, seq: result.seq });
+      return result;
+    });
+}

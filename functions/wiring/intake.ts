@@ -1,0 +1,44 @@
+/** Wiring of the intake (API and event functions): the orchestrator's starter and dead letters. */
+import { randomUUID } from 'node:crypto';
+import { SFNClient } from '@aws-sdk/client-sfn';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import type { DeadLetters, IntakeDeps, OrchestratorInput } from '../core/intake.js';
+import { SfnRunStarter, SqsDeadLetters } from '../adapters/aws/intake.js';
+import { type Env, type Wiring, localCredentials, sdkAttempts } from './wire.js';
+
+/** The Step Functions client: the local endpoint when one is set. */
+export function sfnClient(env: Env): SFNClient {
+  const local = env.STEPWISE_SFN_ENDPOINT;
+  return new SFNClient({
+    region: env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(local ? { endpoint: local, credentials: localCredentials } : {}),
+  });
+}
+
+/** What the intake reports besides its answer: the function's metrics, when deployed. */
+export interface IntakeHooks {
+  /** A run's orchestrator execution was started. */
+  onStarted?: (input: OrchestratorInput) => void;
+}
+
+/** The intake's dependencies: run creation and the orchestrator's starter. */
+export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.env), hooks: IntakeHooks = {}): IntakeDeps {
+  const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
+  if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
+  return {
+    runs: wiring.runs,
+    starter: new SfnRunStarter(sfn, arn, hooks.onStarted),
+    newId: randomUUID,
+    idempotency: wiring.idempotency,
+    sessions: wiring.sessions,
+    approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
+    ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { allowedModels: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),
+  };
+}
+
+/** The dead letters of the event intake. */
+export function deadLettersFrom(env: Env): DeadLetters {
+  if (!env.STEPWISE_DEAD_LETTER_URL) throw new Error('Stepwise is misconfigured: STEPWISE_DEAD_LETTER_URL is not set.');
+  return new SqsDeadLetters(new SQSClient({ region: env.AWS_REGION, maxAttempts: sdkAttempts }), env.STEPWISE_DEAD_LETTER_URL);
+}

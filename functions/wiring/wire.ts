@@ -1,0 +1,214 @@
+/**
+ * Builds the adapters from validated environment variables: done once, when a Lambda module or
+ * the local runtime loads (STYLE.md habit 7). A missing variable fails fast, naming it.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { S3Client } from '@aws-sdk/client-s3';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import * as z from 'zod';
+import { toolNames } from '../core/names.js';
+import type { ApprovalStore } from '../core/approvals.js';
+import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
+import type { ConversationStore } from '../core/conversation.js';
+import type { IdempotencyStore, SessionLocks } from '../core/intake.js';
+import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
+import type { RunStore } from '../core/runs.js';
+import { ExternalTools, type ToolSource } from '../core/tools/external.js';
+import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
+import type { Workspace } from '../core/workspace.js';
+import { BlobStore } from '../adapters/s3/blobs.js';
+import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
+import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
+import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
+import { DynamoRunStore } from '../adapters/dynamo/runs.js';
+import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
+import { S3Workspace } from '../adapters/s3/workspace.js';
+
+/** A JSON array in a variable; its items are checked where they are used (`wiring-external.ts`). */
+const jsonList = z
+  .string()
+  .default('[]')
+  .transform((text, ctx) => {
+    try {
+      return JSON.parse(text) as unknown;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'is not valid JSON' });
+      return z.NEVER;
+    }
+  })
+  .pipe(z.array(z.unknown(), { error: 'must be a JSON array' }));
+
+export const Env = z.object({
+  STEPWISE_TABLE: z.string().min(1),
+  STEPWISE_BUCKET: z.string().min(1),
+  STEPWISE_PROVIDER: z.enum(['anthropic', 'bedrock', 'scripted']).default('anthropic'),
+  STEPWISE_MODEL: z.string().min(1).default('claude-sonnet-4-5'),
+  STEPWISE_MAX_TOKENS: z.coerce.number().int().positive().default(8192),
+  /** The model's context window, in tokens; the conversation is compacted before it fills. */
+  STEPWISE_CONTEXT_WINDOW_TOKENS: z.coerce.number().int().positive().default(defaultContextPolicy.windowTokens),
+  /** The share of the window at which older turns are summarized. */
+  STEPWISE_COMPACT_AT: z.coerce.number().positive().max(1).default(defaultContextPolicy.compactAt),
+  /**
+   * The models a run may ask for, comma-separated (API and intake functions). Unset, any model:
+   * the deployed stack always sets it, to the deployment's model unless cdk.json lists more.
+   */
+  STEPWISE_ALLOWED_MODELS: z
+    .string()
+    .optional()
+    .transform((list) => {
+      const models = (list ?? '').split(',').map((m) => m.trim()).filter(Boolean);
+      return models.length ? models : undefined;
+    }),
+  /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
+  STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
+  /** The SDK's own retries of one model call; 0 when deployed, where the state machine retries. */
+  STEPWISE_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(3).default(1),
+  STEPWISE_SCRIPT: z.string().optional(),
+  /** The largest file a tool may write or read whole, in bytes. */
+  STEPWISE_MAX_FILE_BYTES: z.coerce.number().int().positive().default(10 * 1024 * 1024),
+  ANTHROPIC_API_KEY: z.string().optional(),
+  /** Deployed: the Secrets Manager secret holding the key, read at run time (never in the template). */
+  ANTHROPIC_API_KEY_SECRET_ARN: z.string().optional(),
+  ANTHROPIC_BASE_URL: z.string().url().optional(),
+  /** Loopback endpoints of the local emulators; unset when deployed. */
+  STEPWISE_DYNAMODB_ENDPOINT: z.string().url().optional(),
+  STEPWISE_S3_ENDPOINT: z.string().url().optional(),
+  STEPWISE_SFN_ENDPOINT: z.string().url().optional(),
+  /** The local Bedrock stand-in (`local/stand-ins/bedrock-api.ts`), signed with the emulators' fixed pair. */
+  STEPWISE_BEDROCK_ENDPOINT: z.string().url().optional(),
+  STEPWISE_LAMBDA_ENDPOINT: z.string().url().optional(),
+  /** Remote MCP servers, JSON `[{ name, url, agents? }]`; their tools are offered as `<server>__<tool>`. */
+  STEPWISE_MCP_SERVERS: jsonList,
+  /** Lambda functions as tools, JSON `[{ name, description, inputSchema, functionName, agents? }]`. */
+  STEPWISE_LAMBDA_TOOLS: jsonList,
+  /** Milliseconds to connect to an MCP server and list all its tools, together (inference step). */
+  STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
+  /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3). */
+  STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** The orchestrator state machine (API and intake functions). */
+  STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
+  /** The queue for events that fail validation (intake function). */
+  STEPWISE_DEAD_LETTER_URL: z.string().optional(),
+  /** Deployed tool function: the role it assumes, per run, with credentials narrowed to that run. */
+  STEPWISE_WORKSPACE_ROLE_ARN: z.string().optional(),
+  /** Tools whose calls wait for a reviewer in every run, comma-separated (API and intake functions). */
+  STEPWISE_APPROVAL_TOOLS: z
+    .string()
+    .default('')
+    .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean))
+    .pipe(z.array(z.enum(toolNames as [string, ...string[]], { error: (issue) => `unknown tool ${JSON.stringify(issue.input)}; known: ${toolNames.join(', ')}` }))),
+  AWS_REGION: z.string().default('us-east-1'),
+});
+export type Env = z.infer<typeof Env>;
+
+/** Parses the environment, naming every missing or malformed variable. */
+export function readEnv(source: Record<string, string | undefined>): Env {
+  const parsed = Env.safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Stepwise is misconfigured: ${problems}`);
+  }
+  return parsed.data;
+}
+
+/** The credentials the local emulators accept (s3rver's fixed pair); nothing real. */
+export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
+
+/** Few SDK attempts: the state machine's `Retry` is the outer loop (STYLE.md habit 13). */
+export const sdkAttempts = 3;
+
+export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
+  const local = env.STEPWISE_DYNAMODB_ENDPOINT !== undefined || env.STEPWISE_S3_ENDPOINT !== undefined;
+  const credentials = local ? { credentials: localCredentials } : {};
+  const dynamo = new DynamoDBClient({
+    region: env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
+    ...credentials,
+  });
+  const s3 = new S3Client({
+    region: env.AWS_REGION,
+    maxAttempts: sdkAttempts,
+    ...(env.STEPWISE_S3_ENDPOINT
+      ? {
+          endpoint: env.STEPWISE_S3_ENDPOINT,
+          forcePathStyle: true,
+          // The local S3 emulator stores aws-chunked framing inside objects otherwise.
+          requestChecksumCalculation: 'WHEN_REQUIRED' as const,
+          responseChecksumValidation: 'WHEN_REQUIRED' as const,
+        }
+      : {}),
+    ...credentials,
+  });
+  return { dynamo, s3 };
+}
+
+export interface Wiring {
+  env: Env;
+  conversations: ConversationStore;
+  runs: RunStore;
+  model: ModelProvider;
+  settings: ModelSettings;
+  context: ContextPolicy;
+  workspaceFor(runId: string): Workspace;
+  plans: PlanStore;
+  limits: ToolLimits;
+  idempotency: IdempotencyStore;
+  sessions: SessionLocks;
+  approvals: ApprovalStore;
+  /** MCP and Lambda tools, when the function asked for them and some are configured. */
+  externalTools?: ExternalTools;
+}
+
+/**
+ * The parts only some functions need, passed in by them so each Lambda bundle carries only the
+ * SDKs it uses: the model (inference) and per-run scoped workspaces (tools).
+ */
+export interface WireParts {
+  model?: ModelProvider | ((env: Env) => ModelProvider);
+  workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
+  /** The sources of external tools: listing ones (inference) or calling ones (tools). */
+  externalTools?: (env: Env) => ToolSource[];
+}
+
+/** The adapters every function shares, plus the parts it asks for. */
+export function wire(source: Record<string, string | undefined>, parts: WireParts = {}): Wiring {
+  const env = readEnv(source);
+  const { dynamo, s3 } = awsClients(env);
+  const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+  const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
+  const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
+  const sources = parts.externalTools?.(env) ?? [];
+  const externalTools = sources.length
+    ? new ExternalTools(sources, new DynamoToolCatalogStore(doc, env.STEPWISE_TABLE, blobs), {
+        log: (message, detail) => console.warn(JSON.stringify({ level: 'warn', message, ...detail })),
+      })
+    : undefined;
+  return {
+    ...(externalTools ? { externalTools } : {}),
+    env,
+    conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
+    runs,
+    plans: runs,
+    limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
+    idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
+    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
+    approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
+    model:
+      typeof parts.model === 'function'
+        ? parts.model(env)
+        : (parts.model ?? { generate: () => Promise.reject(new ModelNotConfigured('This function is not wired to call the model.')) }),
+    settings: { model: env.STEPWISE_MODEL, maxTokens: env.STEPWISE_MAX_TOKENS },
+    context: {
+      ...defaultContextPolicy,
+      windowTokens: env.STEPWISE_CONTEXT_WINDOW_TOKENS,
+      compactAt: env.STEPWISE_COMPACT_AT,
+    },
+    workspaceFor: (parts.workspaces ?? plainWorkspaces)(env, s3),
+  };
+}
+
+/** Workspaces on the function's own S3 client: local runs, and functions that only read. */
+export function plainWorkspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
+  return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
+}
