@@ -7,6 +7,7 @@
  * (`carries`), and loading splices them in, in call order (invariant 6).
  */
 import * as z from 'zod';
+import { type Owner, ownerKey } from './callers.js';
 import type { AgentName } from './names.js';
 import { StepStateInvalid, StoredDataInvalid } from './errors.js';
 import type { Message, ToolResultBlock, ToolUseBlock } from './messages.js';
@@ -94,8 +95,11 @@ export interface ConversationStore {
 }
 
 /** The conversation of one agent of one run, unless a session names a longer-lived one. */
-export function conversationIdOf(runId: string, agent: AgentName, sessionId?: string): string {
-  return sessionId ? `session/${sessionId}` : `run/${runId}/${agent}`;
+export function conversationIdOf(runId: string, agent: AgentName, sessionId?: string, owner?: Owner): string {
+  if (!sessionId) return `run/${runId}/${agent}`;
+  // Sessions are per owner: the same sessionId from two callers names two conversations. Runs
+  // made before runs had owners keep their session's old id.
+  return owner ? `session/${ownerKey(owner)}/${sessionId}` : `session/${sessionId}`;
 }
 
 /** The zero-padded sort key of a message: ordered as text, so as numbers too. */

@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { ApprovalPolicy, gatedTools } from './approvals.js';
+import { type Caller, Forbidden, Owner, TooManyRuns, callerFromEvent, ownerKey, owns } from './callers.js';
 import { conversationIdOf } from './conversation.js';
 import { StepwiseError, messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
@@ -57,7 +58,12 @@ export const ClientRunId = z.string().regex(/^[A-Za-z0-9_-]{1,56}$/, 'must be 1-
 /** The detail of a `Stepwise Run Requested` event: the `POST /runs` body plus an optional client run id. */
 export function runRequestedDetail(allowedModels?: readonly string[]) {
   return z
-    .object({ ...runRequestFields(allowedModels), runId: ClientRunId.optional() })
+    .object({
+      ...runRequestFields(allowedModels),
+      runId: ClientRunId.optional(),
+      /** The caller a trusted source starts the run for; it then owns the run. */
+      onBehalfOf: Owner.strict().optional(),
+    })
     .strict()
     .refine(sessionsAreSingle.check, sessionsAreSingle.params);
 }
@@ -121,6 +127,10 @@ export interface IntakeDeps {
   approvalTools?: readonly string[];
   /** The models a run may ask for; any when absent. Checked where bodies are validated. */
   allowedModels?: readonly string[];
+  /** The most runs one principal may have running at once; no limit when absent. */
+  maxRunningRuns?: number;
+  /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`). */
+  trustedSources?: readonly string[];
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -140,9 +150,16 @@ export function bodyHash(body: CreateRunBody): string {
 }
 
 export interface CreateRunOptions {
+  /** Who starts the run: its owner. */
+  caller: Caller;
   /** A client-chosen run id (events): starting it twice starts it once. */
   runId?: string;
   idempotencyKey?: string;
+}
+
+/** A client-chosen run id that another caller's run already has. */
+export class RunIdTaken extends StepwiseError {
+  override readonly name = 'RunIdTaken';
 }
 
 /**
@@ -153,13 +170,16 @@ export interface CreateRunOptions {
 export async function createRun(
   body: CreateRunBody,
   deps: IntakeDeps,
-  options: CreateRunOptions = {},
+  options: CreateRunOptions,
 ): Promise<Pick<Run, 'runId' | 'status' | 'phase'>> {
   const clock = deps.clock ?? (() => new Date());
   const hash = bodyHash(body);
+  const owner = Owner.parse({ principal: options.caller.principal, tenant: options.caller.tenant });
+  // Idempotency keys and sessions are per owner: another caller's key or session id names another record.
+  const idempotencyKey = options.idempotencyKey && `${ownerKey(owner)}:${options.idempotencyKey}`;
   let runId = options.runId ?? deps.newId();
-  if (options.idempotencyKey && deps.idempotency) {
-    const earlier = await deps.idempotency.get(options.idempotencyKey, clock());
+  if (idempotencyKey && deps.idempotency) {
+    const earlier = await deps.idempotency.get(idempotencyKey, clock());
     if (earlier && earlier.bodyHash !== hash) {
       throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
     }
@@ -169,20 +189,25 @@ export async function createRun(
     deps.starter.start({
       runId,
       mode: body.mode,
-      conversationId: conversationIdOf(runId, 'single', body.sessionId),
+      conversationId: conversationIdOf(runId, 'single', body.sessionId, owner),
       maxIterations: body.maxIterations,
       model: body.model ?? '',
     });
   const existing = await deps.runs.get(runId);
+  // A run id another caller chose first is not this caller's to repeat (nor to learn about from the answer).
+  if (existing && !owns(owner, existing.owner)) throw new RunIdTaken(`The run id ${runId} is taken; choose another.`);
   if (existing) {
     // A repeat. If the first request stopped between creating and starting, start it now.
     if (existing.status === 'running' && existing.phase === 'idle') await start();
     return { runId, status: existing.status, phase: existing.phase };
   }
 
-  if (options.idempotencyKey && deps.idempotency) {
+  if (deps.maxRunningRuns !== undefined && (await deps.runs.countRunning(owner)) >= deps.maxRunningRuns) {
+    throw new TooManyRuns(`You have ${deps.maxRunningRuns} runs running, the most this deployment allows; wait for one to end or cancel one.`);
+  }
+  if (idempotencyKey && deps.idempotency) {
     // Two first requests racing: the claim that stands names the run both answer with.
-    const claim = await deps.idempotency.claim(options.idempotencyKey, { runId, bodyHash: hash }, clock());
+    const claim = await deps.idempotency.claim(idempotencyKey, { runId, bodyHash: hash }, clock());
     if (claim.bodyHash !== hash) throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
     runId = claim.runId;
   }
@@ -192,7 +217,7 @@ export async function createRun(
       const holder = await deps.runs.get(id);
       return holder ? holder.status === 'running' : undefined;
     };
-    const holder = await deps.sessions.acquire(body.sessionId, runId, isRunning);
+    const holder = await deps.sessions.acquire(`${ownerKey(owner)}/${body.sessionId}`, runId, isRunning);
     if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
   }
   const now = clock().toISOString();
@@ -201,6 +226,7 @@ export async function createRun(
     runId,
     mode: body.mode,
     goal: body.goal,
+    owner,
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
     ...(gated.length ? { approvals: { tools: gated } } : {}),
@@ -255,11 +281,35 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     await deps.deadLetters.send({ reason, issues, event });
     return { accepted: false, reason };
   }
-  const { runId, ...body } = detail.data;
+  const { runId, onBehalfOf, ...body } = detail.data;
+  // The caller is the event's source in its account; a trusted source may name another owner.
+  let caller: Caller;
+  try {
+    caller = callerFromEvent(eventOrigin(event), onBehalfOf, deps.trustedSources);
+  } catch (error) {
+    if (!(error instanceof Forbidden)) throw error;
+    const reason = error.message;
+    await deps.deadLetters.send({ reason, issues: [{ path: 'detail.onBehalfOf', message: reason }], event });
+    return { accepted: false, reason };
+  }
   // Without a client run id, the event's own id keeps a redelivery from starting a second run.
   const eventId = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }).safeParse(event);
   const fallback = eventId.success ? `evt-${eventId.data.id}` : undefined;
   const chosen = runId ?? fallback;
-  const started = await createRun(body, deps, chosen ? { runId: chosen } : {});
-  return { accepted: true, runId: started.runId };
+  try {
+    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}) });
+    return { accepted: true, runId: started.runId };
+  } catch (error) {
+    // Refusals that no redelivery can change end in the dead letters, with the reason.
+    if (!(error instanceof RunIdTaken || error instanceof TooManyRuns)) throw error;
+    const path = error instanceof RunIdTaken ? 'detail.runId' : '(event)';
+    await deps.deadLetters.send({ reason: error.message, issues: [{ path, message: error.message }], event });
+    return { accepted: false, reason: error.message };
+  }
+}
+
+/** Where an event came from: EventBridge always sets both; an event without them is from nowhere we know. */
+function eventOrigin(event: unknown): { account: string; source: string } {
+  const origin = z.object({ account: z.string().min(1).catch('unknown'), source: z.string().min(1).catch('unknown') }).parse(event);
+  return origin;
 }

@@ -3,8 +3,10 @@
  */
 import * as z from 'zod';
 import { ApprovalPolicy } from './approvals.js';
+import { Owner } from './callers.js';
 import { AgentName } from './names.js';
 import { Usage } from './messages.js';
+import { StepwiseError } from './errors.js';
 import { Plan } from './plan.js';
 
 export const RunMode = z.enum(['single', 'multi']);
@@ -30,6 +32,8 @@ export const Run = z.object({
   runId: z.string(),
   mode: RunMode,
   goal: z.string(),
+  /** Who started the run; absent only on runs made before runs had owners. */
+  owner: Owner.optional(),
   sessionId: z.string().optional(),
   model: z.string().optional(),
   /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
@@ -75,8 +79,52 @@ export interface RunStore {
   recordStep(runId: string, agent: AgentName, iteration: number, outcome: StepOutcome): Promise<void>;
   /** Stores the Architect's plan on the run. */
   savePlan(runId: string, plan: Plan): Promise<void>;
+  /** One page of runs, newest first: an owner's, or all of a tenant's. */
+  list(query: RunQuery): Promise<RunPage>;
+  /** How many runs of the owner are running now (a quota's count; it may lag a moment). */
+  countRunning(owner: Owner): Promise<number>;
   /** Marks a running run cancelled; `false` when it was not running. */
   cancel(runId: string): Promise<boolean>;
   /** Marks the run finished. */
   finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
+}
+
+/** The longest goal a run listing shows. */
+export const summaryGoalChars = 200;
+
+/** A run as `GET /runs` lists it. */
+export const RunSummary = Run.pick({
+  runId: true,
+  mode: true,
+  status: true,
+  phase: true,
+  createdAt: true,
+  updatedAt: true,
+}).extend({
+  goal: z.string().max(summaryGoalChars),
+  estimatedCostUsd: z.number().nonnegative(),
+  /** The tool calls waiting for a reviewer. */
+  waitingFor: z.number().int().nonnegative(),
+});
+export type RunSummary = z.infer<typeof RunSummary>;
+
+/** Which runs to list. */
+export interface RunQuery {
+  /** Whose runs: one owner's, or (`tenant`) every run of the owner's tenant. */
+  scope: { owner: Owner } | { tenant: string | undefined };
+  status?: RunStatus;
+  limit: number;
+  /** Where the previous page ended (opaque). */
+  cursor?: string;
+}
+
+/** One page of a listing; `waitingFor` is counted by the caller. */
+export interface RunPage {
+  items: (Omit<RunSummary, 'waitingFor'> & Pick<Run, 'approvals' | 'owner'>)[];
+  nextCursor?: string;
+}
+
+/** A listing's cursor that no earlier page of it returned (400). */
+export class InvalidCursor extends StepwiseError {
+  override readonly name = 'InvalidCursor';
 }

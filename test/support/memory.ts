@@ -3,6 +3,7 @@
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
 import type { Approval, ApprovalStore, TaskTokens } from '../../functions/core/approvals.js';
+import { type Owner, owns } from '../../functions/core/callers.js';
 import type { Compaction } from '../../functions/core/conversation.js';
 import {
   type Conversation,
@@ -16,7 +17,7 @@ import {
 import type { AgentName } from '../../functions/core/names.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
-import type { Run, RunStore, StepOutcome } from '../../functions/core/runs.js';
+import { type Run, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
 import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
 
 export class MemoryConversationStore implements ConversationStore {
@@ -115,6 +116,34 @@ export class MemoryRunStore implements RunStore {
       mine[k] += usage[k];
     }
     run.estimatedCostUsd = (run.estimatedCostUsd ?? 0) + (costUsd ?? 0);
+  }
+
+  /** Newest first, by owner or tenant, as the table's indexes list them; the cursor is an offset. */
+  async list(query: RunQuery): Promise<RunPage> {
+    const scope = query.scope;
+    const matching = [...this.runs.values()]
+      .filter((run) => run.owner && ('owner' in scope ? owns(scope.owner, run.owner) : run.owner.tenant === scope.tenant))
+      .filter((run) => query.status === undefined || run.status === query.status)
+      .sort((a, b) => `${b.createdAt}#${b.runId}`.localeCompare(`${a.createdAt}#${a.runId}`));
+    const from = query.cursor === undefined ? 0 : Number(query.cursor);
+    const page = matching.slice(from, from + query.limit);
+    const items = page.map((run) => ({
+      runId: run.runId,
+      mode: run.mode,
+      goal: run.goal.slice(0, summaryGoalChars),
+      status: run.status,
+      phase: run.phase,
+      createdAt: run.createdAt,
+      updatedAt: run.updatedAt,
+      estimatedCostUsd: run.estimatedCostUsd ?? 0,
+      ...(run.approvals ? { approvals: run.approvals } : {}),
+      ...(run.owner ? { owner: run.owner } : {}),
+    }));
+    return { items, ...(from + query.limit < matching.length ? { nextCursor: String(from + query.limit) } : {}) };
+  }
+
+  async countRunning(owner: Owner): Promise<number> {
+    return [...this.runs.values()].filter((run) => run.status === 'running' && owns(owner, run.owner)).length;
   }
 
   async cancel(runId: string): Promise<boolean> {

@@ -2,13 +2,15 @@
  * Run records on DynamoDB: `pk = run#<runId>`, `sk = run`. Usage counters are top-level numbers
  * so a step can `ADD` to them; a string set of counted steps makes that addition happen once.
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { type Owner, ownerKey } from '../../core/callers.js';
 import type { AgentName } from '../../core/names.js';
-import { Run, type RunStore, type StepOutcome } from '../../core/runs.js';
+import { InvalidCursor, Run, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
 import { type Usage, zeroUsage } from '../../core/messages.js';
 import type { Plan } from '../../core/plan.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
+import { itemFamilies, runIndexes, runningAttribute } from './layout.js';
 
 /** Goals larger than this are kept in S3 so no run item nears DynamoDB's 400 KB item limit. */
 const inlineGoalBytes = 32 * 1024;
@@ -34,8 +36,20 @@ export class DynamoRunStore implements RunStore {
       ),
     );
     if (!out.Item) return undefined;
-    const { goalRef, inputTokens, outputTokens, cacheReadInputTokens, cacheCreationInputTokens, countedSteps: _counted, ...rest } =
-      out.Item;
+    const {
+      goalRef,
+      inputTokens,
+      outputTokens,
+      cacheReadInputTokens,
+      cacheCreationInputTokens,
+      countedSteps: _counted,
+      ownerKey: _owner,
+      tenantKey: _tenant,
+      runningKey: _running,
+      listKey: _list,
+      goalPreview: _preview,
+      ...rest
+    } = out.Item;
     const goal = typeof goalRef === 'string' ? await this.options.blobs.get(goalRef) : rest.goal;
     return Run.parse({
       ...rest,
@@ -61,7 +75,15 @@ export class DynamoRunStore implements RunStore {
           new PutCommand({
             TableName: this.options.table,
             // Each agent's counters exist from the start, so a step can ADD to them in place.
-            Item: { ...key(run.runId), ...rest, ...goalField, ...usage, usageByAgent: usageMaps(run.mode), estimatedCostUsd: 0 },
+            Item: {
+              ...key(run.runId),
+              ...rest,
+              ...goalField,
+              ...usage,
+              usageByAgent: usageMaps(run.mode),
+              estimatedCostUsd: 0,
+              ...(run.owner ? indexKeys(run, run.owner) : {}),
+            },
             ConditionExpression: 'attribute_not_exists(pk)',
           }),
         ),
@@ -124,6 +146,59 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
+  async list(query: RunQuery): Promise<RunPage> {
+    const { index, partition } = indexFor(query);
+    const filter = query.status !== undefined && index !== runIndexes.running;
+    const out = await guard('Listing runs', () =>
+      this.options.doc.send(
+        new QueryCommand({
+          TableName: this.options.table,
+          IndexName: index.name,
+          KeyConditionExpression: '#pk = :pk',
+          ...(filter ? { FilterExpression: '#status = :status' } : {}),
+          ExpressionAttributeNames: { '#pk': index.partitionKey, ...(filter ? { '#status': 'status' } : {}) },
+          ExpressionAttributeValues: { ':pk': partition, ...(filter ? { ':status': query.status } : {}) },
+          ScanIndexForward: false,
+          Limit: query.limit,
+          ...(query.cursor ? { ExclusiveStartKey: decodeCursor(query.cursor, index.partitionKey, partition) } : {}),
+        }),
+      ),
+    );
+    const items = (out.Items ?? []).map((item) => ({
+      runId: String(item.runId),
+      mode: item.mode,
+      goal: String(item.goalPreview ?? ''),
+      status: item.status,
+      phase: item.phase,
+      createdAt: String(item.createdAt),
+      updatedAt: String(item.updatedAt),
+      estimatedCostUsd: typeof item.estimatedCostUsd === 'number' ? item.estimatedCostUsd : 0,
+      ...(item.approvals ? { approvals: item.approvals } : {}),
+      ...(item.owner ? { owner: item.owner } : {}),
+    })) as RunPage['items'];
+    return { items, ...(out.LastEvaluatedKey ? { nextCursor: encodeCursor(out.LastEvaluatedKey) } : {}) };
+  }
+
+  async countRunning(owner: Owner): Promise<number> {
+    const index = runIndexes.running;
+    return guard('Counting running runs', async () => {
+      let count = 0;
+      const pages = paginateQuery(
+        { client: this.options.doc },
+        {
+          TableName: this.options.table,
+          IndexName: index.name,
+          KeyConditionExpression: '#pk = :pk',
+          ExpressionAttributeNames: { '#pk': index.partitionKey },
+          ExpressionAttributeValues: { ':pk': `${itemFamilies.running}${ownerKey(owner)}` },
+          Select: 'COUNT',
+        },
+      );
+      for await (const page of pages) count += page.Count ?? 0;
+      return count;
+    });
+  }
+
   async cancel(runId: string): Promise<boolean> {
     try {
       await guard('Cancelling a run', () =>
@@ -131,7 +206,7 @@ export class DynamoRunStore implements RunStore {
           new UpdateCommand({
             TableName: this.options.table,
             Key: key(runId),
-            UpdateExpression: 'SET #status = :cancelled, #phase = :cancelled, updatedAt = :now REMOVE currentAgent',
+            UpdateExpression: `SET #status = :cancelled, #phase = :cancelled, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
             ConditionExpression: '#status = :running',
             ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
             ExpressionAttributeValues: { ':cancelled': 'cancelled', ':running': 'running', ':now': this.clock().toISOString() },
@@ -162,6 +237,8 @@ export class DynamoRunStore implements RunStore {
       values[`:${field}`] = outcome[field];
       expression += `, #${field} = :${field}`;
     }
+    // An ended run leaves the running index, so it no longer counts against its owner's quota.
+    if (outcome.status !== 'running') expression += ` REMOVE ${runningAttribute}`;
     await guard('Finishing a run', () =>
       this.options.doc.send(
         new UpdateCommand({
@@ -183,4 +260,51 @@ function usageMaps(mode: Run['mode']): Partial<Record<AgentName, Usage>> {
 
 function key(runId: string): { pk: string; sk: string } {
   return { pk: `run#${runId}`, sk: 'run' };
+}
+
+/** The index attributes of a run with an owner: listed by owner and tenant, counted while it runs. */
+function indexKeys(run: Run, runOwner: Owner): Record<string, string> {
+  const owner = ownerKey(runOwner);
+  return {
+    [runIndexes.byOwner.partitionKey]: `${itemFamilies.byOwner}${owner}`,
+    [runIndexes.byTenant.partitionKey]: `${itemFamilies.byTenant}${runOwner.tenant ?? ''}`,
+    ...(run.status === 'running' ? { [runningAttribute]: `${itemFamilies.running}${owner}` } : {}),
+    [runIndexes.byOwner.sortKey]: `${run.createdAt}#${run.runId}`,
+    goalPreview: run.goal.slice(0, summaryGoalChars),
+  };
+}
+
+/** The index a listing reads, and the partition it reads in it. */
+function indexFor(query: RunQuery): { index: (typeof runIndexes)[keyof typeof runIndexes]; partition: string } {
+  if ('owner' in query.scope) {
+    const owner = ownerKey(query.scope.owner);
+    return query.status === 'running'
+      ? { index: runIndexes.running, partition: `${itemFamilies.running}${owner}` }
+      : { index: runIndexes.byOwner, partition: `${itemFamilies.byOwner}${owner}` };
+  }
+  return { index: runIndexes.byTenant, partition: `${itemFamilies.byTenant}${query.scope.tenant ?? ''}` };
+}
+
+/** A page's end as an opaque cursor. */
+function encodeCursor(lastKey: Record<string, unknown>): string {
+  return Buffer.from(JSON.stringify(lastKey)).toString('base64url');
+}
+
+/** A cursor back into a start key: only one this listing could have made (same index, same partition). */
+function decodeCursor(cursor: string, partitionKey: string, partition: string): Record<string, string> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+  } catch {
+    throw new InvalidCursor('The cursor is not one a previous page returned.');
+  }
+  const valid =
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    !Array.isArray(parsed) &&
+    Object.values(parsed).every((v) => typeof v === 'string' && v.length <= 2048) &&
+    (parsed as Record<string, string>)[partitionKey] === partition &&
+    Object.keys(parsed).length <= 4;
+  if (!valid) throw new InvalidCursor('The cursor is not one a previous page of this listing returned.');
+  return parsed as Record<string, string>;
 }

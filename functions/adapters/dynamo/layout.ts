@@ -1,0 +1,38 @@
+/**
+ * The table's layout, shared by the adapters, the CDK storage construct and the local emulator,
+ * so the three cannot drift. One table, item families by partition key prefix:
+ *
+ *   conv#<conversationId>   messages, compactions                 (conversations.ts)
+ *   run#<runId>             the run record, approvals, tool catalog (runs.ts, approvals.ts, tool-catalog.ts)
+ *   idem#<ownerKey>:<key>   idempotency keys                      (intake.ts)
+ *   session#<ownerKey>/<id> session locks                         (intake.ts)
+ *
+ * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
+ * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
+ * (sparse: the attribute is removed when the run ends).
+ */
+
+/** The partition key prefixes of the item families, as IAM conditions name them. */
+export const itemFamilies = {
+  conversations: 'conv#',
+  runs: 'run#',
+  idempotency: 'idem#',
+  sessions: 'session#',
+  byOwner: 'owner#',
+  byTenant: 'tenant#',
+  running: 'running#',
+} as const;
+export type ItemFamily = keyof typeof itemFamilies;
+
+/** Attributes a listing shows, projected into the run indexes. */
+export const listedAttributes = ['runId', 'mode', 'goalPreview', 'status', 'phase', 'createdAt', 'updatedAt', 'estimatedCostUsd', 'approvals', 'owner'];
+
+/** The run indexes: name, partition key attribute and its family, sort key attribute (newest first). */
+export const runIndexes = {
+  byOwner: { name: 'runs-by-owner', partitionKey: 'ownerKey', family: 'byOwner', sortKey: 'listKey' },
+  byTenant: { name: 'runs-by-tenant', partitionKey: 'tenantKey', family: 'byTenant', sortKey: 'listKey' },
+  running: { name: 'running-by-owner', partitionKey: 'runningKey', family: 'running', sortKey: 'listKey' },
+} as const satisfies Record<string, { name: string; partitionKey: string; family: ItemFamily; sortKey: string }>;
+
+/** The attribute that, when removed, takes a run out of the running index (the orchestrator's updates name it too). */
+export const runningAttribute = runIndexes.running.partitionKey;
