@@ -1,4 +1,4 @@
-// Lint rules that keep the mechanical parts honest (STYLE.md habit 14).
+// Lint rules that keep the mechanical parts honest (habit 14, docs/ARCHITECTURE.md).
 import js from '@eslint/js';
 import vitest from '@vitest/eslint-plugin';
 import globals from 'globals';

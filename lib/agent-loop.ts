@@ -62,7 +62,7 @@ export interface AgentLoopProps {
  * The agent loop: Inference → Choice on `stopReason` → Map over the tool calls → Inference …
  *
  * Input: `{ runId, agent, conversationId, maxIterations, model }` (model empty for the default). Only ids and counters travel
- * between states (DESIGN invariant 1); messages and tool outputs stay in DynamoDB/S3.
+ * between states (invariant 1, docs/ARCHITECTURE.md); messages and tool outputs stay in DynamoDB/S3.
  * Fails with `MaxIterationsExceeded`, `ModelRefused`, `ContextWindowExceeded` or the step's
  * own error name, with a plain-text cause.
  */
@@ -351,7 +351,7 @@ export class AgentLoop extends Construct {
 }
 
 /**
- * One retry policy (STYLE.md habit 13): backoff with full jitter, in the state machine only.
+ * One retry policy (habit 13, docs/ARCHITECTURE.md): backoff with full jitter, in the state machine only.
  * `timeouts: false` leaves the state's own timeout alone (a wait for a person), still retrying
  * a Lambda that timed out.
  */

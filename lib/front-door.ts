@@ -39,7 +39,7 @@ export interface FrontDoorProps {
   readonly auth?: ApiAuth;
 }
 
-/** Routes of DESIGN §4, served by the one API function. */
+/** The routes of the HTTP API (README, "The HTTP API"), served by the one API function. */
 export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs'],
   [apigw.HttpMethod.GET, '/runs/{runId}'],

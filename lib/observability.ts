@@ -36,7 +36,7 @@ export interface ObservabilityProps {
 }
 
 /**
- * A CloudWatch dashboard and alarms for Stepwise (STYLE.md habit 10): failed, timed-out and
+ * A CloudWatch dashboard and alarms for Stepwise (habit 10, docs/ARCHITECTURE.md): failed, timed-out and
  * throttled executions of both state machines, Lambda errors and throttles, and a dead-letter
  * queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:
  * its last states are direct DynamoDB/EventBridge integrations that no function sees, and it

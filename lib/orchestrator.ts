@@ -47,7 +47,7 @@ function retryServiceFaults<T extends sfn.TaskStateBase>(task: T): T {
 }
 
 /**
- * The run's lifecycle (DESIGN invariant 8) around its agent loops, which run as nested
+ * The run's lifecycle (invariant 8, docs/ARCHITECTURE.md) around its agent loops, which run as nested
  * executions (`startExecution.sync:2`). Phases are written with the DynamoDB service
  * integration; the outcome is announced on the project's event bus.
  *
@@ -89,7 +89,7 @@ export class Orchestrator extends Construct {
       const run = new tasks.StepFunctionsStartExecution(this, `Run${suffix}`, {
         stateMachine: props.agentLoop,
         integrationPattern: sfn.IntegrationPattern.RUN_JOB,
-        // Named after the run and agent, so a retried start cannot run the agent twice (invariant 3).
+        // Named after the run and agent, so a retried start cannot run the agent twice (invariant 3, docs/ARCHITECTURE.md).
         name: sfn.JsonPath.format(`{}-${agent}`, sfn.JsonPath.stringAt('$.runId')),
         input: sfn.TaskInput.fromObject({
           'runId.$': '$.runId',

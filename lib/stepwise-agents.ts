@@ -190,7 +190,7 @@ export class StepwiseAgents extends Construct {
       }
     }
 
-    // Timeouts nest (DESIGN invariant 3): one model call 240 s, with no SDK retry, < Lambda
+    // Timeouts nest (invariant 3, docs/ARCHITECTURE.md): one model call 240 s, with no SDK retry, < Lambda
     // 300 s < state 360 s; the state machine's Retry is the only retry loop.
     this.inference = new StepwiseFunction(this, 'Inference', {
       // One entry per provider, so the bundle carries only the SDK this deployment calls.
@@ -213,7 +213,7 @@ export class StepwiseAgents extends Construct {
     this.storage.grantRunRecords(this.inference.function, 'update');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
-    // that narrows it to the run's own prefix (DESIGN invariant 7).
+    // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).
     this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared });
     this.workspaceRole = new iam.Role(this, 'WorkspaceRole', {
       assumedBy: new iam.ArnPrincipal(this.tool.role.roleArn),

@@ -104,7 +104,7 @@ export class Storage extends Construct {
     this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
   }
 
-  /** Read (and write) and list workspace files: only keys under `workspaces/` (DESIGN invariant 7). */
+  /** Read (and write) and list workspace files: only keys under `workspaces/` (invariant 7, docs/ARCHITECTURE.md). */
   grantWorkspaces(grantee: iam.IGrantable, access: 'read' | 'readWrite'): void {
     this.grantObjects(grantee, 'workspaces/*', access === 'read' ? ['s3:GetObject'] : ['s3:GetObject', 's3:PutObject']);
     iam.Grant.addToPrincipal({

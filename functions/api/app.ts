@@ -1,5 +1,5 @@
 /**
- * The HTTP API of DESIGN §4 as one Hono app: the same app behind API Gateway and in
+ * The HTTP API (README, "The HTTP API") as one Hono app: the same app behind API Gateway and in
  * `npm run dev`. Handlers are thin: parse, call the core, map the answer or a typed error.
  */
 import { type Context, Hono } from 'hono';
@@ -32,7 +32,7 @@ export interface ApiDeps extends IntakeDeps {
   tokens: TaskTokens;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
-  /** The local event bus (`npm run dev` only): DESIGN §5's `/_local/events`. */
+  /** The local event bus (`npm run dev` only): `/_local/events` (README, "Events"). */
   localEvents?: {
     put(entry: LocalPutEntry): Promise<unknown>;
     list(): unknown[];

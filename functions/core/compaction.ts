@@ -5,10 +5,10 @@
  * nears the window, the older turns are summarized by the model and the request becomes the
  * summary (as the first user message) followed by the newer turns verbatim. The cut is always
  * placed at an assistant message that follows a user message, so every `tool_use` sent keeps
- * its `tool_result` and the roles still alternate (invariant 6).
+ * its `tool_result` and the roles still alternate (invariant 6, docs/ARCHITECTURE.md).
  *
  * The summary is stored once per cut and reused by every later step, so the requests stay
- * byte-stable between compactions and prompt caching keeps hitting (invariant 4).
+ * byte-stable between compactions and prompt caching keeps hitting (invariant 4, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
 import type { Compaction, Conversation, StoredMessage } from './conversation.js';

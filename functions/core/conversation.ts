@@ -1,10 +1,10 @@
 /**
  * Conversation memory: the port the steps use, and the rules for what the next request holds.
  *
- * A conversation is an append-only list of messages numbered 0, 1, 2, … (DESIGN invariant 2).
+ * A conversation is an append-only list of messages numbered 0, 1, 2, … (invariant 2, docs/ARCHITECTURE.md).
  * Tool results are written one by one, by the tool steps, against the assistant message whose
  * calls they answer; the user message that carries them to the model stores only a reference
- * (`carries`), and loading splices them in, in call order (invariant 6).
+ * (`carries`), and loading splices them in, in call order (invariant 6, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
 import { type Owner, ownerKey } from './callers.js';
@@ -14,7 +14,7 @@ import type { Message, ToolResultBlock, ToolUseBlock } from './messages.js';
 import { ContentBlock, Role, StopReason, Usage, toolUses } from './messages.js';
 
 
-/** Who wrote a message and in which step: the key that makes steps idempotent (invariant 3). */
+/** Who wrote a message and in which step: the key that makes steps idempotent (invariant 3, docs/ARCHITECTURE.md). */
 /** A stored summary of the messages before `fromSeq`. */
 export const Compaction = z.object({
   /** The first message sent verbatim after the summary. */
@@ -75,7 +75,7 @@ export interface StoredCall {
   conversationId: string;
   turn: Turn;
   call: ToolUseBlock;
-  /** The call's position in the turn, which is its result's too (invariant 6). */
+  /** The call's position in the turn, which is its result's too (invariant 6, docs/ARCHITECTURE.md). */
   index: number;
 }
 

@@ -1,6 +1,6 @@
 /**
  * The base of every named error. Step Functions `Retry`/`Catch` select on `name`, so each
- * subclass's name is part of the contract (STYLE.md habit 4).
+ * subclass's name is part of the contract (habit 4, docs/ARCHITECTURE.md).
  */
 export abstract class StepwiseError extends Error {
   abstract override readonly name: string;

@@ -1,6 +1,6 @@
 /**
  * Intake: one code path for the HTTP API and for EventBridge events. Validate, create the run
- * record, start the orchestrator; bad input is refused whole (DESIGN invariant 10).
+ * record, start the orchestrator; bad input is refused whole (invariant 10, docs/ARCHITECTURE.md).
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
@@ -256,7 +256,7 @@ export async function createRun(
   return { runId, status: stored.status, phase: stored.phase };
 }
 
-/** Where events that fail validation go, with the reason (DESIGN invariant 10). */
+/** Where events that fail validation go, with the reason (invariant 10, docs/ARCHITECTURE.md). */
 export interface DeadLetters {
   send(letter: { reason: string; issues: { path: string; message: string }[]; event: unknown }): Promise<void>;
 }

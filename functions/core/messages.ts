@@ -1,7 +1,7 @@
 /**
  * The message model: Anthropic-shaped content blocks, as zod schemas.
  *
- * Assistant content is kept verbatim (DESIGN invariant 12): the block schemas are loose, so
+ * Assistant content is kept verbatim (invariant 12, docs/ARCHITECTURE.md): the block schemas are loose, so
  * fields this code does not know (citations, signatures, server-tool payloads) survive a
  * round trip through storage byte for byte.
  */

@@ -1,5 +1,5 @@
 /**
- * The workspace port and its path rules (DESIGN invariant 7), enforced here and only here.
+ * The workspace port and its path rules (invariant 7, docs/ARCHITECTURE.md), enforced here and only here.
  */
 import { InfrastructureError, StepwiseError } from './errors.js';
 

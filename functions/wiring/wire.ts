@@ -1,6 +1,6 @@
 /**
  * Builds the adapters from validated environment variables: done once, when a Lambda module or
- * the local runtime loads (STYLE.md habit 7). A missing variable fails fast, naming it.
+ * the local runtime loads (habit 7, docs/ARCHITECTURE.md). A missing variable fails fast, naming it.
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -59,7 +59,7 @@ export const Env = z.object({
       const models = (list ?? '').split(',').map((m) => m.trim()).filter(Boolean);
       return models.length ? models : undefined;
     }),
-  /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3). */
+  /** Milliseconds for one model call; below the inference Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). */
   STEPWISE_MODEL_TIMEOUT_MS: z.coerce.number().int().positive().default(120_000),
   /** The SDK's own retries of one model call; 0 when deployed, where the state machine retries. */
   STEPWISE_MODEL_MAX_RETRIES: z.coerce.number().int().min(0).max(3).default(1),
@@ -83,7 +83,7 @@ export const Env = z.object({
   STEPWISE_LAMBDA_TOOLS: jsonList,
   /** Milliseconds to connect to an MCP server and list all its tools, together (inference step). */
   STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
-  /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3). */
+  /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). */
   STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   /** The orchestrator state machine (API and intake functions). */
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
@@ -114,7 +114,7 @@ export function readEnv(source: Record<string, string | undefined>): Env {
 /** The credentials the local emulators accept (s3rver's fixed pair); nothing real. */
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
-/** Few SDK attempts: the state machine's `Retry` is the outer loop (STYLE.md habit 13). */
+/** Few SDK attempts: the state machine's `Retry` is the outer loop (habit 13, docs/ARCHITECTURE.md). */
 export const sdkAttempts = 3;
 
 export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {

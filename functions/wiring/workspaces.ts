@@ -7,7 +7,7 @@ import { type Env, plainWorkspaces, sdkAttempts } from './wire.js';
 
 /**
  * Workspaces for runs: with a workspace role, each run's S3 client uses credentials narrowed to
- * that run's prefix (invariant 7); locally, the one client.
+ * that run's prefix (invariant 7, docs/ARCHITECTURE.md); locally, the one client.
  */
 export function scopedWorkspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
   const roleArn = env.STEPWISE_WORKSPACE_ROLE_ARN;

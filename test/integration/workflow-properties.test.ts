@@ -1,5 +1,5 @@
 /**
- * The workflow properties of the seed design, checked on generated scenarios run through the
+ * The workflow properties of invariant 8 (docs/ARCHITECTURE.md), checked on generated scenarios run through the
  * synthesized orchestrator and agent loops: Architect before Coder with the plan handed over,
  * phases that only move forward, and failures that stop the run naming the agent.
  */

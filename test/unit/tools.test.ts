@@ -29,7 +29,7 @@ describe('tool definitions', () => {
     }
   });
 
-  it('derive the schemas the model sees from the zod inputs of DESIGN §3', () => {
+  it('derive the schemas the model sees from their zod inputs', () => {
     const byName = Object.fromEntries(registry.specs().map((s) => [s.name, s.inputSchema]));
     expect(byName.calculator).toMatchObject({
       required: ['operation', 'a', 'b'],

@@ -2,7 +2,7 @@
  * A run's external tool catalog on DynamoDB: `pk = run#<runId>`, `sk = tools`, written once with
  * a condition. The catalog is kept as a JSON string, not a map, because DynamoDB does not keep
  * the order of a map's keys and the model must see the very same bytes on every step
- * (DESIGN invariant 4). A catalog over 100 KB lives in S3 (invariant 2).
+ * (invariant 4, docs/ARCHITECTURE.md). A catalog over 100 KB lives in S3 (invariant 2, docs/ARCHITECTURE.md).
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ToolCatalog, type ToolCatalogStore } from '../../core/tools/external.js';

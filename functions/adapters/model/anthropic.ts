@@ -2,7 +2,7 @@
  * The `anthropic` model provider: the Messages API through `@anthropic-ai/sdk`.
  *
  * Failures become the named errors of `core/model.ts`, so the state machine's `Retry` can pick
- * the transient ones. The SDK's own retries are kept low for the same reason (DESIGN invariant 3).
+ * the transient ones. The SDK's own retries are kept low for the same reason (invariant 3, docs/ARCHITECTURE.md).
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { ContentBlock, StopReason } from '../../core/messages.js';
@@ -67,7 +67,7 @@ export class AnthropicProvider implements ModelProvider {
 }
 
 /**
- * The provider-neutral answer: content kept verbatim (invariant 12), usage with cache figures.
+ * The provider-neutral answer: content kept verbatim (invariant 12, docs/ARCHITECTURE.md), usage with cache figures.
  * Shared by every provider that speaks the Messages API (Anthropic, Bedrock).
  */
 export function fromWire(response: Anthropic.Message): ModelResponse {
@@ -89,7 +89,7 @@ export function fromWire(response: Anthropic.Message): ModelResponse {
 }
 
 /**
- * The request body. Prompt caching (invariant 4): a breakpoint after the tools and system prompt,
+ * The request body. Prompt caching (invariant 4, docs/ARCHITECTURE.md): a breakpoint after the tools and system prompt,
  * and one on the last block of the newest message, so each request reuses the previous prefix.
  */
 export function toWire(request: ModelRequest): Anthropic.MessageCreateParamsNonStreaming {
@@ -107,7 +107,7 @@ export function toWire(request: ModelRequest): Anthropic.MessageCreateParamsNonS
     messages: request.messages.map((m, i) => (i === request.messages.length - 1 ? withBreakpoint(m) : m)),
   };
   // Stored blocks are checked by zod's loose schemas, which keep fields the SDK's narrow param
-  // unions do not name (verbatim history, invariant 12); the API takes them as they came.
+  // unions do not name (verbatim history, invariant 12 in docs/ARCHITECTURE.md); the API takes them as they came.
   return body as unknown as Anthropic.MessageCreateParamsNonStreaming;
 }
 

@@ -5,7 +5,7 @@
  * The body and the answer are the Messages API's, built and read by the Anthropic adapter (cache
  * breakpoints, verbatim content); only the transport and the error names differ. Bedrock's
  * failures become the named errors of `core/model.ts`, so the state machine's `Retry` picks the
- * transient ones, and the SDK's own retries stay low (DESIGN invariant 3).
+ * transient ones, and the SDK's own retries stay low (invariant 3, docs/ARCHITECTURE.md).
  */
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
 import Anthropic from '@anthropic-ai/sdk';

@@ -1,5 +1,5 @@
 /**
- * Large payloads kept in S3 and referenced from DynamoDB items (DESIGN invariant 2).
+ * Large payloads kept in S3 and referenced from DynamoDB items (invariant 2, docs/ARCHITECTURE.md).
  */
 import { createHash } from 'node:crypto';
 import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';

@@ -1,5 +1,5 @@
 /**
- * Credentials narrowed to one run's workspace (DESIGN invariant 7): the tool function assumes
+ * Credentials narrowed to one run's workspace (invariant 7, docs/ARCHITECTURE.md): the tool function assumes
  * the workspace role with an STS session policy that allows only `workspaces/<runId>/`, so even
  * a path bug in the code cannot reach another run's files.
  */

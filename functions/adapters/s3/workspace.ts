@@ -14,7 +14,7 @@ import { guard as guardTransient } from '../aws/errors.js';
 /**
  * Runs an S3 call: transient faults become `WorkspaceUnavailable` (retried), other service
  * errors `WorkspaceFailed` (the run fails), so the model never sees a deployment fault as a
- * tool error (invariant 5). `NoSuchKey` passes through for `read` to answer.
+ * tool error (invariant 5, docs/ARCHITECTURE.md). `NoSuchKey` passes through for `read` to answer.
  */
 async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {

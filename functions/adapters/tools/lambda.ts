@@ -2,7 +2,7 @@
  * A deployment's own Lambda functions as tools: the input is checked against the tool's JSON
  * Schema (Ajv) and, when valid, sent as the invocation's payload; the function's answer is the
  * tool result. A function error, an answer `{ "isError": true, "content": "…" }`, a refused or
- * timed-out invocation all become error results the model can act on (invariant 5).
+ * timed-out invocation all become error results the model can act on (invariant 5, docs/ARCHITECTURE.md).
  */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -17,7 +17,7 @@ import {
 } from '../../core/tools/external.js';
 
 export interface LambdaToolsOptions {
-  /** Milliseconds one invocation may take; below the tool Lambda's timeout (invariant 3). @default 60000 */
+  /** Milliseconds one invocation may take; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). @default 60000 */
   timeoutMs?: number;
   /** Told what the model is not: a tool left out for its schema, an invocation refused by AWS. */
   warn?: (message: string) => void;

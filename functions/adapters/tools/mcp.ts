@@ -3,7 +3,7 @@
  * connection per server is kept while the function is warm; a session the server has forgotten
  * (HTTP 404) is opened again once, since such a request never reached a tool.
  *
- * Each operation has one deadline (invariant 3: timeouts nest): a call's connect, request and
+ * Each operation has one deadline (invariant 3 in docs/ARCHITECTURE.md: timeouts nest): a call's connect, request and
  * reconnect-and-retry together stay within `callTimeoutMs`, a listing's connect and pages within
  * `listTimeoutMs`, so the Lambda never times out and retries a tool that already ran.
  */
@@ -25,7 +25,7 @@ import {
 export interface McpToolsOptions {
   /** Milliseconds for connecting and listing all pages; the inference step waits this long at most. @default 10000 */
   listTimeoutMs?: number;
-  /** Milliseconds for one call, connecting and one retry included; below the tool Lambda's timeout (invariant 3). @default 60000 */
+  /** Milliseconds for one call, connecting and one retry included; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). @default 60000 */
   callTimeoutMs?: number;
   /** Pages of `tools/list` read at most. @default 20 */
   maxPages?: number;

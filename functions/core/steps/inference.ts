@@ -59,7 +59,7 @@ export const ToolCallRef = z.object({
   needsApproval: z.boolean(),
 });
 
-/** What the state machine carries between states: ids and a few numbers (invariant 1). */
+/** What the state machine carries between states: ids and a few numbers (invariant 1, docs/ARCHITECTURE.md). */
 export const InferenceResult = z.object({
   stopReason: StopReason,
   /** The calls to run now; empty unless `stopReason` is `tool_use`. */
@@ -138,7 +138,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
       messages: modelMessages(c),
     });
   // Compact once at most per step: before the call when the conversation nears the window, or
-  // when the model says it no longer fits (invariant 11); a second "too long" is the run's error.
+  // when the model says it no longer fits (invariant 11, docs/ARCHITECTURE.md); a second "too long" is the run's error.
   let compacted = madeBy(conversation.compaction, input) !== undefined;
   if (!compacted && needsCompaction(conversation, policy, deps.settings.maxTokens)) {
     const shorter = await compact(conversation, conversationId, request, model, input, deps, policy);
@@ -260,7 +260,7 @@ async function settle(
   };
 }
 
-/** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2). */
+/** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2, docs/ARCHITECTURE.md). */
 export const resultLimits = { actions: 300, responseChars: 50_000 };
 
 /** The final answer and the tool calls the agent made in this run, in order (bounded). */
@@ -334,14 +334,14 @@ export interface PlannedUserMessage {
   message: NewMessage;
   /** The assistant message whose calls this one answers. */
   answering: number;
-  /** Results to write first, for calls that never got one (invariant 13). */
+  /** Results to write first, for calls that never got one (invariant 13, docs/ARCHITECTURE.md). */
   repairs: [number, ToolResultBlock][];
 }
 
 /**
  * What must be appended before the model is called, if anything: every call of the last
  * assistant message answered, in order, by its stored result or by an error saying why it has
- * none (invariants 6 and 13), followed by the run's opening message when the run starts here.
+ * none (invariants 6 and 13, docs/ARCHITECTURE.md), followed by the run's opening message when the run starts here.
  */
 export function planUserMessage(
   conversation: Conversation,

@@ -6,7 +6,7 @@
  * The tools a run offers are listed once, at its first model call, and stored as the run's
  * catalog with a conditional write; every later step of the run (and every tool step) reads that
  * catalog, so a retried step or a server whose tools change mid-run never changes the bytes sent
- * to the model (DESIGN invariant 4).
+ * to the model (invariant 4, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
 import { AgentName } from '../names.js';
@@ -112,7 +112,7 @@ export interface ExternalOutcome {
 }
 
 /**
- * Which call this is: the step's own keys (invariant 3), so a source can hand them to a tool that
+ * Which call this is: the step's own keys (invariant 3, docs/ARCHITECTURE.md), so a source can hand them to a tool that
  * deduplicates a call retried after it ran but before its result was stored.
  */
 export interface ExternalCallContext {
@@ -195,7 +195,7 @@ export class ExternalTools {
 
   /**
    * Calls one tool. Every failure the model can act on (the tool's own error, a server that is
-   * down, a timeout) comes back as an error outcome (invariant 5); only infrastructure faults throw.
+   * down, a timeout) comes back as an error outcome (invariant 5, docs/ARCHITECTURE.md); only infrastructure faults throw.
    */
   async call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome> {
     const source = this.byId.get(tool.source);

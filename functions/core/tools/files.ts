@@ -1,5 +1,5 @@
 /**
- * The workspace tools. Paths are checked by the workspace (invariant 7); a refused path is a
+ * The workspace tools. Paths are checked by the workspace (invariant 7, docs/ARCHITECTURE.md); a refused path is a
  * tool error the model can correct.
  */
 import * as z from 'zod';

@@ -1,6 +1,6 @@
 /**
  * Tools: a name, a description, a zod input schema and a `run`. The JSON Schema the model sees
- * is derived from the zod schema, so the two cannot disagree (STYLE.md habit 2).
+ * is derived from the zod schema, so the two cannot disagree (habit 2, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
 import { InfrastructureError, messageOf } from '../errors.js';
@@ -90,7 +90,7 @@ export class ToolRegistry {
 
 
   /**
-   * Runs one call and always answers with a `tool_result` (invariant 5): an unknown tool, input
+   * Runs one call and always answers with a `tool_result` (invariant 5, docs/ARCHITECTURE.md): an unknown tool, input
    * that fails the schema and a tool's own failure all become `is_error` results. Only
    * infrastructure faults are thrown, for the state machine to retry. `alsoAvailable` are the
    * names of other tools the agent has (external ones), for the unknown-tool message.
