@@ -63,7 +63,8 @@ export const Approval = z.object({
   decision: Decision.optional(),
   reason: z.string().optional(),
   decidedAt: z.string().optional(),
-  decidedBy: z.enum(['reviewer', 'timeout']).optional(),
+  /** Who decided: the reviewer's principal, or `timeout` (`reviewer` on records made before decisions named their reviewer). */
+  decidedBy: z.string().optional(),
 });
 export type Approval = z.infer<typeof Approval>;
 
@@ -81,7 +82,7 @@ export type WaitingFor = z.infer<typeof WaitingFor>;
 
 /** What `POST /runs/{runId}/approvals/{toolUseId}` answers. */
 export const DecisionRecorded = z
-  .object({ runId: z.string(), toolUseId: z.string(), decision: Decision, reason: z.string().optional(), decidedAt: z.string() })
+  .object({ runId: z.string(), toolUseId: z.string(), decision: Decision, reason: z.string().optional(), decidedAt: z.string(), decidedBy: z.string() })
   .meta({ id: 'DecisionRecorded', description: 'The decision was recorded; the run goes on.' });
 export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
 
@@ -216,6 +217,7 @@ export async function decideApproval(
   run: { runId: string; status: string },
   toolUseId: string,
   body: DecisionBody,
+  decidedBy: string,
   deps: { approvals: ApprovalStore; tokens: TaskTokens; clock?: () => Date },
 ): Promise<DecisionRecorded> {
   if (run.status !== 'running') {
@@ -231,7 +233,7 @@ export async function decideApproval(
   const { recorded, approval } = await deps.approvals.decide(run.runId, toolUseId, {
     decision: body.decision,
     decidedAt: now(deps.clock),
-    decidedBy: 'reviewer',
+    decidedBy,
     ...(body.reason ? { reason: body.reason } : {}),
   });
   if (!approval) throw new ApprovalNotFound(`Run ${run.runId} has no approval request for tool call ${toolUseId}.`);
@@ -244,6 +246,7 @@ export async function decideApproval(
     decision: body.decision,
     ...(approval.reason ? { reason: approval.reason } : {}),
     decidedAt: approval.decidedAt ?? '',
+    decidedBy: approval.decidedBy ?? decidedBy,
   };
 }
 
@@ -276,6 +279,34 @@ export function denialMessage(approval: Pick<Approval, 'reason' | 'decidedBy'>):
         ? `A reviewer denied this tool call: ${approval.reason}`
         : 'A reviewer denied this tool call.';
   return `${why}\nThe call was not run. Do not repeat it unchanged; choose another way or explain what you need.`;
+}
+
+/** A decided approval as `GET /runs/{runId}` shows it in `decisions`. */
+export const DecisionView = z
+  .object({
+    toolUseId: z.string(),
+    name: z.string(),
+    decision: Decision,
+    reason: z.string().optional(),
+    decidedAt: z.string(),
+    decidedBy: z.string(),
+  })
+  .meta({ id: 'DecisionView', description: 'A decided tool call: who decided (a principal, or `timeout`), when and why.' });
+export type DecisionView = z.infer<typeof DecisionView>;
+
+/** The decided approvals of a run, in the order they were decided. */
+export function decisionsOf(approvals: Approval[]): DecisionView[] {
+  return approvals
+    .filter((a): a is Approval & { decision: Decision } => a.decision !== undefined)
+    .sort((a, b) => ((a.decidedAt ?? '') < (b.decidedAt ?? '') ? -1 : (a.decidedAt ?? '') > (b.decidedAt ?? '') ? 1 : 0))
+    .map((a) => ({
+      toolUseId: a.toolUseId,
+      name: a.name,
+      decision: a.decision,
+      ...(a.reason ? { reason: a.reason } : {}),
+      decidedAt: a.decidedAt ?? '',
+      decidedBy: a.decidedBy ?? 'reviewer',
+    }));
 }
 
 /** The undecided approvals of a running run, oldest first. */

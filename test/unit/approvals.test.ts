@@ -4,6 +4,7 @@ import {
   approvalInputChars,
   awaitDecision,
   decideApproval,
+  decisionsOf,
   requestApproval,
 } from '../../functions/core/approvals.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
@@ -62,7 +63,7 @@ describe('requestApproval', () => {
   it('needs no wait for a call that is decided or already answered', async () => {
     const { deps, run } = await gatedCore();
     await requestApproval({ step: 'request', ...call }, deps);
-    await decideApproval(run, 'toolu_w', { decision: 'approve' }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'approve' }, 'reviewer-1', deps);
     expect(await requestApproval({ step: 'request', ...call }, deps)).toEqual({ decided: true });
   });
 });
@@ -76,14 +77,14 @@ describe('awaitDecision', () => {
     await awaitDecision({ step: 'await', ...call, token: 'token-2' }, deps);
     expect((await approvals.get('run-1', 'toolu_w'))?.token).toBe('token-2');
 
-    await decideApproval(run, 'toolu_w', { decision: 'approve' }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'approve' }, 'reviewer-1', deps);
     expect(tokens.resumed).toEqual([{ token: 'token-2', output: { decision: 'approve' } }]);
   });
 
   it('refuses to wait on a call decided before the wait began', async () => {
     const { deps, run } = await gatedCore();
     await requestApproval({ step: 'request', ...call }, deps);
-    await decideApproval(run, 'toolu_w', { decision: 'deny' }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'deny' }, 'reviewer-1', deps);
     await expect(awaitDecision({ step: 'await', ...call, token: 'token-1' }, deps)).rejects.toBeInstanceOf(ApprovalDecided);
   });
 
@@ -91,9 +92,21 @@ describe('awaitDecision', () => {
     const { deps, tokens, run } = await gatedCore();
     await requestApproval({ step: 'request', ...call }, deps);
     await awaitDecision({ step: 'await', ...call, token: 'token-1' }, deps);
-    await decideApproval(run, 'toolu_w', { decision: 'approve' }, deps);
-    await expect(decideApproval(run, 'toolu_w', { decision: 'deny' }, deps)).rejects.toThrow('already decided: approve');
+    await decideApproval(run, 'toolu_w', { decision: 'approve' }, 'reviewer-1', deps);
+    await expect(decideApproval(run, 'toolu_w', { decision: 'deny' }, 'reviewer-1', deps)).rejects.toThrow('already decided: approve');
     expect(tokens.resumed.map((r) => r.output)).toEqual([{ decision: 'approve' }, { decision: 'approve' }]);
+  });
+});
+
+describe('decisions', () => {
+  it('records who decided and shows it among the run\'s decisions', async () => {
+    const { deps, run, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    const recorded = await decideApproval(run, 'toolu_w', { decision: 'deny', reason: 'not there' }, 'iss#alice', deps);
+    expect(recorded).toEqual({ runId: 'run-1', toolUseId: 'toolu_w', decision: 'deny', reason: 'not there', decidedAt: '2026-01-01T00:00:00.000Z', decidedBy: 'iss#alice' });
+    expect(decisionsOf(await approvals.list('run-1'))).toEqual([
+      { toolUseId: 'toolu_w', name: 'write_file', decision: 'deny', reason: 'not there', decidedAt: '2026-01-01T00:00:00.000Z', decidedBy: 'iss#alice' },
+    ]);
   });
 });
 
@@ -101,7 +114,7 @@ describe('the tool step of a gated call', () => {
   it('runs the tool once approved', async () => {
     const { deps, run, workspaces, conversations } = await gatedCore();
     await requestApproval({ step: 'request', ...call }, deps);
-    await decideApproval(run, 'toolu_w', { decision: 'approve' }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'approve' }, 'reviewer-1', deps);
     expect(await toolStep({ ...call, needsApproval: true }, deps)).toEqual({ toolUseId: 'toolu_w', isError: false });
     expect(workspaces.get('run-1')?.files.has('a.md')).toBe(true);
     expect((await conversations.loadTurn('run/run-1/single', 1))?.results[0]?.content).toBe('Wrote 1 bytes to a.md.');
@@ -110,7 +123,7 @@ describe('the tool step of a gated call', () => {
   it('answers a denied call with an error result naming the reason, without running it', async () => {
     const { deps, run, workspaces, conversations } = await gatedCore();
     await requestApproval({ step: 'request', ...call }, deps);
-    await decideApproval(run, 'toolu_w', { decision: 'deny', reason: 'wrong folder' }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'deny', reason: 'wrong folder' }, 'reviewer-1', deps);
     expect(await toolStep({ ...call, needsApproval: true }, deps)).toEqual({ toolUseId: 'toolu_w', isError: true });
     expect(workspaces.get('run-1')?.files.size ?? 0).toBe(0);
     const result = (await conversations.loadTurn('run/run-1/single', 1))?.results[0];
@@ -128,7 +141,7 @@ describe('the tool step of a gated call', () => {
 
     expect(await approvals.get('run-1', 'toolu_w')).toMatchObject({ decision: 'deny', reason: 'timeout', decidedBy: 'timeout' });
     expect(workspaces.get('run-1')?.files.size ?? 0).toBe(0);
-    await expect(decideApproval(run, 'toolu_w', { decision: 'approve' }, deps)).rejects.toThrow('already decided: deny (no decision in time)');
+    await expect(decideApproval(run, 'toolu_w', { decision: 'approve' }, 'reviewer-1', deps)).rejects.toThrow('already decided: deny (no decision in time)');
   });
 
   it('applies a decision whose wake-up was lost when the wait times out', async () => {
@@ -136,7 +149,7 @@ describe('the tool step of a gated call', () => {
     await requestApproval({ step: 'request', ...call }, deps);
     await awaitDecision({ step: 'await', ...call, token: 'token-1' }, deps);
     deps.tokens.gone.add('token-1');
-    await decideApproval(run, 'toolu_w', { decision: 'approve' }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'approve' }, 'reviewer-1', deps);
     expect(await toolStep({ ...call, needsApproval: true }, deps)).toEqual({ toolUseId: 'toolu_w', isError: false });
     expect(workspaces.get('run-1')?.files.has('a.md')).toBe(true);
   });
