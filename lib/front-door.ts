@@ -96,7 +96,9 @@ export class FrontDoor extends Construct {
       orchestrator.grantStartExecution(fn);
     }
     this.deadLetters.grantSendMessages(this.intakeFunction.function);
-    storage.grantConversationMemory(this.apiFunction.function);
+    // The API reads transcripts and lists runs; it writes no conversation item.
+    storage.grantConversationRead(this.apiFunction.function);
+    storage.grantRunListing(this.apiFunction.function);
     storage.grantWorkspaces(this.apiFunction.function, 'read');
     // Decisions: recorded on the approval item, then the waiting agent loop is resumed. Only
     // this function may answer the loop's task tokens.

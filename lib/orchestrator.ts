@@ -6,6 +6,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { eventSource, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
+import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -137,7 +138,7 @@ export class Orchestrator extends Construct {
     const markComplete = new tasks.DynamoUpdateItem(this, 'MarkComplete', {
       table,
       key: runKey,
-      updateExpression: 'SET #status = :status, #phase = :phase, updatedAt = :now REMOVE currentAgent',
+      updateExpression: `SET #status = :status, #phase = :phase, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
       conditionExpression: '#status = :running',
       expressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
       expressionAttributeValues: {
@@ -173,7 +174,7 @@ export class Orchestrator extends Construct {
     const markFailed = new tasks.DynamoUpdateItem(this, 'MarkFailed', {
       table,
       key: runKey,
-      updateExpression: 'SET #status = :status, #phase = :phase, #error = :error, updatedAt = :now REMOVE currentAgent',
+      updateExpression: `SET #status = :status, #phase = :phase, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
       conditionExpression: '#status = :running',
       expressionAttributeNames: { '#status': 'status', '#phase': 'phase', '#error': 'error' },
       expressionAttributeValues: {

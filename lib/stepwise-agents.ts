@@ -211,6 +211,7 @@ export class StepwiseAgents extends Construct {
     if (provider === 'bedrock') grantBedrockInvoke(this.inference.role, this.allowedModels);
     this.storage.grantConversationMemory(this.inference.function);
     this.storage.grantRunRecords(this.inference.function, 'update');
+    this.storage.grantToolCatalog(this.inference.function, 'write');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).
@@ -226,6 +227,7 @@ export class StepwiseAgents extends Construct {
     this.storage.grantConversationMemory(this.tool.function);
     this.storage.grantRunRecords(this.tool.function, 'updateOnly');
     this.storage.grantApprovals(this.tool.function, 'settle');
+    this.storage.grantToolCatalog(this.tool.function, 'read');
 
     this.approval = new StepwiseFunction(this, 'Approval', { handler: 'approval', timeout: Duration.seconds(30), environment: shared });
     this.storage.grantConversationRead(this.approval.function);

@@ -3,6 +3,7 @@ import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { type ItemFamily, itemFamilies, listedAttributes, runIndexes } from '../functions/adapters/dynamo/layout.js';
 
 export interface StorageProps {
   /**
@@ -14,7 +15,7 @@ export interface StorageProps {
 
 /** Conversation memory and workflow state (DynamoDB) and the run workspaces (S3). */
 export class Storage extends Construct {
-  /** One table: conversations (`conv#…`) and run records (`run#…`), keyed by `pk`/`sk`. */
+  /** One table, item families by key prefix (`functions/adapters/dynamo/layout.ts`), with three indexes over run records. */
   public readonly table: dynamodb.TableV2;
   /** Workspaces under `workspaces/<runId>/`, large message bodies under `conversations/` and `runs/`. */
   public readonly bucket: s3.Bucket;
@@ -31,6 +32,13 @@ export class Storage extends Construct {
       encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
       timeToLiveAttribute: 'expiresAt',
       removalPolicy,
+      globalSecondaryIndexes: Object.values(runIndexes).map((index) => ({
+        indexName: index.name,
+        partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
+        sortKey: { name: index.sortKey, type: dynamodb.AttributeType.STRING },
+        projectionType: dynamodb.ProjectionType.INCLUDE,
+        nonKeyAttributes: listedAttributes,
+      })),
     });
 
     const accessLogs = new s3.Bucket(this, 'AccessLogs', {
@@ -59,13 +67,13 @@ export class Storage extends Construct {
 
   /** Read and append conversation items and large bodies: the inference and tool steps. */
   grantConversationMemory(grantee: iam.IGrantable): void {
-    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query']);
+    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query'], ['conversations']);
     this.grantObjects(grantee, 'conversations/*', ['s3:GetObject', 's3:PutObject']);
   }
 
-  /** Read conversation items and large bodies, without writing: the approval function. */
+  /** Read conversation items and large bodies, without writing: the approval function and the API. */
   grantConversationRead(grantee: iam.IGrantable): void {
-    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:Query']);
+    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:Query'], ['conversations']);
     this.grantObjects(grantee, 'conversations/*', ['s3:GetObject']);
   }
 
@@ -80,7 +88,13 @@ export class Storage extends Construct {
       settle: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       decide: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
     }[access];
-    this.grantItems(grantee, actions);
+    this.grantItems(grantee, actions, ['runs']);
+  }
+
+  /** A run's external tool catalog (`run#<runId>` / `tools`): `write` (list once: inference), `read` (the tool function). */
+  grantToolCatalog(grantee: iam.IGrantable, access: 'read' | 'write'): void {
+    // A large catalog's body lies under conversations/, which both functions reach already.
+    this.grantItems(grantee, access === 'write' ? ['dynamodb:GetItem', 'dynamodb:PutItem'] : ['dynamodb:GetItem'], ['runs']);
   }
 
   /**
@@ -94,14 +108,20 @@ export class Storage extends Construct {
       updateOnly: ['dynamodb:UpdateItem'],
       readWrite: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
     }[access];
-    this.grantItems(grantee, actions);
+    this.grantItems(grantee, actions, ['runs']);
     if (access === 'updateOnly') return;
     this.grantObjects(grantee, 'runs/*', access === 'readWrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject']);
   }
 
-  /** Idempotency keys and session locks: the intake's conditional writes. */
+  /** Idempotency keys and session locks (the intake's conditional writes), and its count of an owner's running runs. */
   grantIntakeRecords(grantee: iam.IGrantable): void {
-    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem']);
+    this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], ['idempotency', 'sessions']);
+    this.grantIndexQuery(grantee, ['running']);
+  }
+
+  /** List runs by owner or tenant (`GET /runs`): queries of the run indexes only. */
+  grantRunListing(grantee: iam.IGrantable): void {
+    this.grantIndexQuery(grantee, ['byOwner', 'byTenant', 'running']);
   }
 
   /** Read (and write) and list workspace files: only keys under `workspaces/` (invariant 7, docs/ARCHITECTURE.md). */
@@ -115,8 +135,17 @@ export class Storage extends Construct {
     });
   }
 
-  private grantItems(grantee: iam.IGrantable, actions: string[]): void {
-    iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.table.tableArn] });
+  /** Item actions on the table, only on the items whose partition key starts with one of `families`. */
+  private grantItems(grantee: iam.IGrantable, actions: string[], families: ItemFamily[]): void {
+    iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.table.tableArn], conditions: leadingKeys(families) });
+  }
+
+  /** `Query` on the run indexes, only in partitions of `families`. */
+  private grantIndexQuery(grantee: iam.IGrantable, families: ItemFamily[]): void {
+    const indexArns = Object.values(runIndexes)
+      .filter((index) => families.includes(index.family))
+      .map((index) => `${this.table.tableArn}/index/${index.name}`);
+    iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns: indexArns, conditions: leadingKeys(families) });
   }
 
   private grantObjects(grantee: iam.IGrantable, prefix: string, actions: string[]): void {
@@ -129,4 +158,9 @@ export class Storage extends Construct {
       reason: `Object keys under ${prefix.replace('/*', '/')} are created at run time; the grant covers that prefix only.`,
     });
   }
+}
+
+/** An IAM condition: every partition key the request touches starts with one of the families' prefixes. */
+function leadingKeys(families: ItemFamily[]): Record<string, Record<string, string[]>> {
+  return { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': families.map((family) => `${itemFamilies[family]}*`) } };
 }
