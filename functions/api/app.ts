@@ -30,8 +30,6 @@ import {
   ToolUseId,
 } from './schemas.js';
 
-export { ApiError, type ErrorLog } from './errors.js';
-
 export interface ApiDeps extends IntakeDeps {
   runs: RunStore;
   conversations: ConversationStore;
@@ -79,7 +77,8 @@ const runParams = z.object({ runId: RunId });
 /**
  * Refuses a body that is not JSON, by its type or its text, before the route's schema sees it:
  * those refusals have codes of their own (`UnsupportedMediaType`, `InvalidJson`). The body is
- * parsed once; the schema's validator reads the parsed value.
+ * parsed once; the schema's validator reads the parsed value. (Typed with the plain `Env` so that
+ * a route's middleware list still gives its handler `c.var.run`.)
  */
 const jsonBody = createMiddleware<Env>(async (c, next) => {
   const type = c.req.header('content-type');
@@ -92,6 +91,7 @@ const jsonBody = createMiddleware<Env>(async (c, next) => {
   await next();
 });
 
+/** The app on its dependencies, its routes declared and documented; `GET /openapi.json` serves the document. */
 export function createApi(deps: ApiDeps): OpenAPIHono {
   const app = new OpenAPIHono({ defaultHook: refuseInvalid });
   app.onError(answerError(deps.log));

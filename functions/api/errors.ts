@@ -56,12 +56,14 @@ export function refuseInvalid(result: { target: keyof ValidationTargets } & ({ s
   throw new ApiError(400, 'ValidationFailed', part.invalid([...new Set(issues.map((i) => i.path))].join(', ')), issues);
 }
 
+/** A body sent as anything but JSON. */
 export function unsupportedMediaType(type: string | undefined): ApiError {
   return new ApiError(400, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".', [
     { path: 'Content-Type', message: `must be application/json, not "${type || '(none)'}"` },
   ]);
 }
 
+/** A JSON body that does not parse. */
 export function invalidJson(): ApiError {
   return new ApiError(400, 'InvalidJson', 'The body is not valid JSON.', [{ path: '(body)', message: 'is not valid JSON' }]);
 }
