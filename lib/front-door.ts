@@ -39,7 +39,7 @@ export interface FrontDoorProps {
   readonly auth?: ApiAuth;
 }
 
-/** The routes of the HTTP API (README, "The HTTP API"), served by the one API function. */
+/** The routes the one API function serves: those its OpenAPI document lists (test/infra/api-routes.test.ts), but the local `GET /health`. */
 export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs'],
   [apigw.HttpMethod.GET, '/runs/{runId}'],

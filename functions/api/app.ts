@@ -1,27 +1,34 @@
 /**
- * The HTTP API (README, "The HTTP API") as one Hono app: the same app behind API Gateway and in
- * `npm run dev`. Handlers are thin: parse, call the core, map the answer or a typed error.
+ * The HTTP API (docs/ARCHITECTURE.md) as one Hono app: the same app behind API Gateway and in
+ * `npm run dev`. Each route is declared once, with the schemas that validate its request and
+ * describe its answers; `GET /openapi.json` is generated from those declarations. Handlers are
+ * thin: read the validated request, call the core, map the answer or a typed error.
  */
-import { type Context, Hono } from 'hono';
-import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
+import type { Env } from 'hono';
+import { createMiddleware } from 'hono/factory';
 import * as z from 'zod';
-import {
-  ApprovalAlreadyDecided,
-  ApprovalNotFound,
-  type ApprovalStore,
-  RunNotRunning,
-  type TaskTokens,
-  decideApproval,
-  waitingFor,
-} from '../core/approvals.js';
+import { type ApprovalStore, type TaskTokens, decideApproval, waitingFor } from '../core/approvals.js';
 import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { type AgentName } from '../core/names.js';
-import { StepwiseError } from '../core/errors.js';
-import { IdempotencyConflict, type IntakeDeps, SessionBusy, cancelRun, createRun, createRunBody } from '../core/intake.js';
-import type { RunStore } from '../core/runs.js';
+import { type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
+import type { Run, RunStore } from '../core/runs.js';
 import { PathRejected, type Workspace } from '../core/workspace.js';
-import { openApiDocument } from './openapi.js';
-import { DecisionBody, type ErrorBody, IdempotencyKey, MessagesQuery, type RunView, ToolUseId } from './schemas.js';
+import { ApiError, type ErrorLog, answerError, invalidJson, refuseInvalid, unsupportedMediaType } from './errors.js';
+import {
+  Accepted,
+  DecisionBody,
+  DecisionRecorded,
+  ErrorBody,
+  FilesPage,
+  Health,
+  IdempotencyKey,
+  MessagesPage,
+  MessagesQuery,
+  RunId,
+  RunView,
+  ToolUseId,
+} from './schemas.js';
 
 export interface ApiDeps extends IntakeDeps {
   runs: RunStore;
@@ -32,18 +39,13 @@ export interface ApiDeps extends IntakeDeps {
   tokens: TaskTokens;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
-  /** The local event bus (`npm run dev` only): `/_local/events` (README, "Events"). */
+  /** The local event bus (`npm run dev` only): the `/_local/*` routes. */
   localEvents?: {
     put(entry: LocalPutEntry): Promise<unknown>;
     list(): unknown[];
     /** Events the intake refused, with the reasons. */
     deadLetters(): unknown[];
   };
-}
-
-/** The one thing the API logs: an error it did not expect, answered with a 500. */
-export interface ErrorLog {
-  error(message: string, error: Error): void;
 }
 
 /** A PutEvents entry as `POST /_local/events` takes it. */
@@ -55,172 +57,247 @@ export const LocalPutEntry = z.object({
 });
 export type LocalPutEntry = z.infer<typeof LocalPutEntry>;
 
-/** An error the API answers with its own status. */
-export class ApiError extends StepwiseError {
-  override readonly name = 'ApiError';
-  constructor(
-    readonly status: ContentfulStatusCode,
-    readonly code: string,
-    message: string,
-    readonly issues?: { path: string; message: string }[],
-  ) {
-    super(message);
-  }
-}
-
 const pageSize = 100;
 
-function parseJson(text: string): unknown {
+/** The document's header; its paths come from the routes. */
+const documentInfo = {
+  openapi: '3.1.0',
+  info: {
+    title: 'Stepwise',
+    version: '1.0.0',
+    description: 'Start and follow tool-using LLM agent runs: one agent, or an Architect that plans and a Coder that builds.',
+  },
+};
+
+const json = <T extends z.ZodType>(schema: T) => ({ 'application/json': { schema } });
+const refusal = (description: string) => ({ description, content: json(ErrorBody) });
+const noRun = { 404: refusal('No such run.') };
+const runParams = z.object({ runId: RunId });
+
+/**
+ * Refuses a body that is not JSON, by its type or its text, before the route's schema sees it:
+ * those refusals have codes of their own (`UnsupportedMediaType`, `InvalidJson`). The body is
+ * parsed once; the schema's validator reads the parsed value. (Typed with the plain `Env` so that
+ * a route's middleware list still gives its handler `c.var.run`.)
+ */
+const jsonBody = createMiddleware<Env>(async (c, next) => {
+  const type = c.req.header('content-type');
+  if (!/^application\/json\b/i.test(type ?? '')) throw unsupportedMediaType(type);
   try {
-    return JSON.parse(text);
+    await c.req.json();
   } catch {
-    throw new ApiError(400, 'InvalidJson', 'The body is not valid JSON.', [{ path: '(body)', message: 'is not valid JSON' }]);
+    throw invalidJson();
   }
-}
+  await next();
+});
 
-function issuesOf(error: z.ZodError): { path: string; message: string }[] {
-  return error.issues.map((i) => ({ path: i.path.join('.') || '(body)', message: i.message }));
-}
+/** The app on its dependencies, its routes declared and documented; `GET /openapi.json` serves the document. */
+export function createApi(deps: ApiDeps): OpenAPIHono {
+  const app = new OpenAPIHono({ defaultHook: refuseInvalid });
+  app.onError(answerError(deps.log));
+  app.notFound((c) => c.json({ error: { code: 'NotFound', message: `No route ${c.req.method} ${c.req.path}.` } } satisfies ErrorBody, 404));
 
-/** Refuses a body sent as anything but JSON. */
-function requireJson(c: Context): void {
-  const type = c.req.header('content-type') ?? '';
-  if (!/^application\/json\b/i.test(type)) {
-    throw new ApiError(400, 'UnsupportedMediaType', 'Send the body as JSON with "Content-Type: application/json".', [
-      { path: 'Content-Type', message: `must be application/json, not "${type || '(none)'}"` },
-    ]);
-  }
-}
-
-/** The HTTP status of each error the core names for a client's mistake. */
-const clientErrors: [new (...args: never[]) => StepwiseError, ContentfulStatusCode][] = [
-  [IdempotencyConflict, 409],
-  [SessionBusy, 409],
-  [ApprovalAlreadyDecided, 409],
-  [RunNotRunning, 409],
-  [ApprovalNotFound, 404],
-];
-
-export function createApi(deps: ApiDeps): Hono {
-  const app = new Hono();
-
-  app.onError((error, c) => {
-    if (error instanceof ApiError) {
-      const body: ErrorBody = { error: { code: error.code, message: error.message, ...(error.issues ? { issues: error.issues } : {}) } };
-      return c.json(body, error.status);
-    }
-    const status = clientErrors.find(([type]) => error instanceof type)?.[1];
-    if (status) return c.json({ error: { code: error.name, message: error.message } } satisfies ErrorBody, status);
-    if (deps.log) deps.log.error('Unhandled API error', error);
-    else console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(error) }));
-    return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } }, 500);
+  /** Loads the run a path names before anything else is checked: an unknown run is a 404 whatever else is wrong. */
+  const withRun = createMiddleware<{ Variables: { run: Run } }>(async (c, next) => {
+    const runId = c.req.param('runId') ?? '';
+    const run = await deps.runs.get(runId);
+    if (!run) throw new ApiError(404, 'RunNotFound', `No run ${runId}.`);
+    c.set('run', run);
+    await next();
   });
-  app.notFound((c) => c.json({ error: { code: 'NotFound', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
 
-  app.get('/health', (c) => c.json({ ok: true }));
+  app.openapi(
+    createRoute({ method: 'get', path: '/health', summary: 'Liveness (local server)', responses: { 200: { description: 'Up.', content: json(Health) } } }),
+    (c) => c.json({ ok: true } as const, 200),
+  );
 
-  const document = openApiDocument();
-  // The deployment's list of models (STEPWISE_ALLOWED_MODELS) is part of the body's schema.
-  const runBody = createRunBody(deps.allowedModels);
-  app.get('/openapi.json', (c) => c.json(document));
+  let document: ReturnType<typeof app.getOpenAPI31Document> | undefined;
+  app.openapi(
+    createRoute({ method: 'get', path: '/openapi.json', summary: 'This document', responses: { 200: { description: 'OpenAPI 3.1.' } } }),
+    // Generated on first request, when every route is declared; most cold starts never need it.
+    (c) => c.json((document ??= templatePaths(app.getOpenAPI31Document(documentInfo))), 200),
+  );
 
-  app.post('/runs', async (c) => {
-    requireJson(c);
-    const key = c.req.header('idempotency-key');
-    const parsedKey = key === undefined ? undefined : IdempotencyKey.safeParse(key);
-    if (parsedKey && !parsedKey.success) {
-      throw new ApiError(400, 'ValidationFailed', 'The Idempotency-Key header is invalid.', [
-        { path: 'Idempotency-Key', message: parsedKey.error.issues[0]?.message ?? 'invalid' },
-      ]);
-    }
-    const parsed = runBody.safeParse(parseJson(await c.req.text()));
-    if (!parsed.success) throw new ApiError(400, 'ValidationFailed', 'The run request is invalid.', issuesOf(parsed.error));
-    return c.json(await createRun(parsed.data, deps, parsedKey?.success ? { idempotencyKey: parsedKey.data } : {}), 202);
-  });
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/runs',
+      summary: 'Start a run',
+      middleware: [jsonBody] as const,
+      request: {
+        headers: z.object({ 'Idempotency-Key': IdempotencyKey.optional() }),
+        // The deployment's list of models (STEPWISE_ALLOWED_MODELS) is part of the body's schema.
+        body: { required: true, content: json(createRunBody(deps.allowedModels)) },
+      },
+      responses: {
+        202: { description: 'Accepted.', content: json(Accepted) },
+        400: refusal('Invalid input; `issues` names each bad field.'),
+        409: refusal('The Idempotency-Key was used with another body, or the session has a running run.'),
+      },
+    }),
+    async (c) => {
+      const key = c.req.valid('header')['Idempotency-Key'];
+      return c.json(await createRun(c.req.valid('json'), deps, key === undefined ? {} : { idempotencyKey: key }), 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/runs/{runId}',
+      summary: 'A run',
+      middleware: [withRun] as const,
+      request: { params: runParams },
+      responses: { 200: { description: 'The run.', content: json(RunView) }, ...noRun },
+    }),
+    async (c) => {
+      const run = c.var.run;
+      // Only a running run that gates tools can wait; the requests of an ended (e.g. cancelled) run are moot.
+      const gates = run.status === 'running' && (run.approvals?.tools.length ?? 0) > 0;
+      const waiting = gates ? waitingFor(await deps.approvals.list(run.runId)) : [];
+      return c.json({ ...run, waitingFor: waiting } satisfies RunView, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/runs/{runId}/approvals/{toolUseId}',
+      summary: 'Approve or deny a tool call that waits for a reviewer',
+      description: 'Approve: the tool runs. Deny: the model gets an error result saying a reviewer denied the call (with the reason), and the run goes on.',
+      middleware: [withRun, jsonBody] as const,
+      request: { params: z.object({ runId: RunId, toolUseId: ToolUseId }), body: { required: true, content: json(DecisionBody) } },
+      responses: {
+        202: { description: 'Recorded; the run goes on.', content: json(DecisionRecorded) },
+        400: refusal('Invalid body; `issues` names each bad field.'),
+        404: refusal('No such run, or no approval request for that tool call.'),
+        409: refusal('The call was already decided (by a reviewer or by the timeout), or the run is not running.'),
+      },
+    }),
+    async (c) => c.json(await decideApproval(c.var.run, c.req.valid('param').toolUseId, c.req.valid('json'), deps), 202),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/runs/{runId}/cancel',
+      summary: 'Cancel a running run',
+      middleware: [withRun] as const,
+      request: { params: runParams },
+      responses: { 202: { description: 'Cancelled.', content: json(Accepted) }, 409: refusal('The run is not running.'), ...noRun },
+    }),
+    async (c) => {
+      const run = c.var.run;
+      if (!(await cancelRun(run.runId, deps))) {
+        throw new ApiError(409, 'RunNotRunning', `Run ${run.runId} is ${run.status}; only a running run can be cancelled.`);
+      }
+      return c.json({ runId: run.runId, status: 'cancelled', phase: 'cancelled' } as const, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/runs/{runId}/messages',
+      summary: "A run's transcript, in pages",
+      middleware: [withRun] as const,
+      request: { params: runParams, query: MessagesQuery },
+      responses: { 200: { description: 'One page of messages.', content: json(MessagesPage) }, 400: refusal('Invalid query.'), ...noRun },
+    }),
+    async (c) => {
+      const run = c.var.run;
+      const query = c.req.valid('query');
+      const agents: AgentName[] = query.agent ? [query.agent] : run.mode === 'single' ? ['single'] : ['architect', 'coder'];
+      const after = query.cursor === undefined ? -1 : Number(query.cursor);
+      const items = [];
+      for (const agent of agents) {
+        const { messages } = await deps.conversations.load(conversationIdOf(run.runId, agent, run.sessionId));
+        for (const m of messages) {
+          if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
+        }
+      }
+      const page = items.filter((_, i) => i > after).slice(0, pageSize);
+      const last = after + page.length;
+      return c.json({ items: page, ...(last < items.length - 1 ? { nextCursor: String(last) } : {}) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/runs/{runId}/files',
+      summary: "The run's workspace files",
+      middleware: [withRun] as const,
+      request: { params: runParams },
+      responses: { 200: { description: 'The files.', content: json(FilesPage) }, ...noRun },
+    }),
+    async (c) => {
+      const { entries, truncated } = await deps.workspaceFor(c.var.run.runId).list('', 10_000);
+      return c.json({ items: entries, ...(truncated ? { truncated } : {}) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      // `{path{.+}}` is Hono's parameter that spans "/"; the document writes it `{path}`.
+      path: '/runs/{runId}/files/{path{.+}}',
+      summary: 'One file of the workspace',
+      middleware: [withRun] as const,
+      request: { params: z.object({ runId: RunId, path: z.string().meta({ description: 'The file path; it may contain "/".' }) }) },
+      responses: {
+        200: { description: 'The file bytes.', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
+        400: refusal('The path is not a valid workspace path.'),
+        ...noRun,
+      },
+    }),
+    async (c) => {
+      const run = c.var.run;
+      // Hono has already decoded the parameter (leaving malformed escapes as they are).
+      const { path } = c.req.valid('param');
+      let bytes: Uint8Array | undefined;
+      try {
+        bytes = await deps.workspaceFor(run.runId).read(path);
+      } catch (error) {
+        if (error instanceof PathRejected) throw new ApiError(400, 'InvalidPath', error.message);
+        throw error;
+      }
+      if (!bytes) throw new ApiError(404, 'FileNotFound', `No file ${path} in run ${run.runId}.`);
+      return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': contentType(path) });
+    },
+  );
 
   if (deps.localEvents) {
     const bus = deps.localEvents;
-    app.post('/_local/events', async (c) => {
-      const entry = LocalPutEntry.safeParse(parseJson(await c.req.text()));
-      if (!entry.success) throw new ApiError(400, 'ValidationFailed', 'The event entry is invalid.', issuesOf(entry.error));
-      return c.json(await bus.put(entry.data), 200);
-    });
-    app.get('/_local/events', (c) => c.json({ items: bus.list() }));
-    app.get('/_local/dead-letters', (c) => c.json({ items: bus.deadLetters() }));
+    // The local event bus exists only in `npm run dev`: declared like the others, left out of the document.
+    app.openapi(
+      createRoute({
+        method: 'post',
+        path: '/_local/events',
+        hide: true,
+        middleware: [jsonBody] as const,
+        request: { body: { required: true, content: json(LocalPutEntry) } },
+        responses: { 200: { description: 'The PutEvents answer.' } },
+      }),
+      async (c) => c.json(await bus.put(c.req.valid('json')), 200),
+    );
+    app.openapi(
+      createRoute({ method: 'get', path: '/_local/events', hide: true, responses: { 200: { description: 'The events put on the bus.' } } }),
+      (c) => c.json({ items: bus.list() }, 200),
+    );
+    app.openapi(
+      createRoute({ method: 'get', path: '/_local/dead-letters', hide: true, responses: { 200: { description: 'The events the intake refused.' } } }),
+      (c) => c.json({ items: bus.deadLetters() }, 200),
+    );
   }
 
-  const loadRun = async (runId: string) => {
-    const run = await deps.runs.get(runId);
-    if (!run) throw new ApiError(404, 'RunNotFound', `No run ${runId}.`);
-    return run;
-  };
-
-  app.get('/runs/:runId', async (c) => {
-    const run = await loadRun(c.req.param('runId'));
-    // Only a running run that gates tools can wait; the requests of an ended (e.g. cancelled) run are moot.
-    const gates = run.status === 'running' && (run.approvals?.tools.length ?? 0) > 0;
-    const waiting = gates ? waitingFor(await deps.approvals.list(run.runId)) : [];
-    return c.json({ ...run, waitingFor: waiting } satisfies RunView);
-  });
-
-  app.post('/runs/:runId/approvals/:toolUseId', async (c) => {
-    const run = await loadRun(c.req.param('runId'));
-    const toolUseId = ToolUseId.safeParse(c.req.param('toolUseId'));
-    if (!toolUseId.success) throw new ApiError(400, 'ValidationFailed', 'The tool call id is invalid.', [{ path: 'toolUseId', message: toolUseId.error.issues[0]?.message ?? 'invalid' }]);
-    requireJson(c);
-    const body = DecisionBody.safeParse(parseJson(await c.req.text()));
-    if (!body.success) throw new ApiError(400, 'ValidationFailed', 'The decision is invalid.', issuesOf(body.error));
-    return c.json(await decideApproval(run, toolUseId.data, body.data, deps), 202);
-  });
-
-  app.post('/runs/:runId/cancel', async (c) => {
-    const run = await loadRun(c.req.param('runId'));
-    if (!(await cancelRun(run.runId, deps))) {
-      throw new ApiError(409, 'RunNotRunning', `Run ${run.runId} is ${run.status}; only a running run can be cancelled.`);
-    }
-    return c.json({ runId: run.runId, status: 'cancelled', phase: 'cancelled' }, 202);
-  });
-
-  app.get('/runs/:runId/messages', async (c) => {
-    const run = await loadRun(c.req.param('runId'));
-    const query = MessagesQuery.safeParse(c.req.query());
-    if (!query.success) throw new ApiError(400, 'ValidationFailed', 'The query is invalid.', issuesOf(query.error));
-    const agents: AgentName[] = query.data.agent ? [query.data.agent] : run.mode === 'single' ? ['single'] : ['architect', 'coder'];
-    const after = query.data.cursor === undefined ? -1 : Number(query.data.cursor);
-    const items = [];
-    for (const agent of agents) {
-      const { messages } = await deps.conversations.load(conversationIdOf(run.runId, agent, run.sessionId));
-      for (const m of messages) {
-        if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
-      }
-    }
-    const page = items.filter((_, i) => i > after).slice(0, pageSize);
-    const last = after + page.length;
-    return c.json({ items: page, ...(last < items.length - 1 ? { nextCursor: String(last) } : {}) });
-  });
-
-  app.get('/runs/:runId/files', async (c) => {
-    const run = await loadRun(c.req.param('runId'));
-    const { entries, truncated } = await deps.workspaceFor(run.runId).list('', 10_000);
-    return c.json({ items: entries, ...(truncated ? { truncated } : {}) });
-  });
-
-  app.get('/runs/:runId/files/:path{.+}', async (c) => {
-    const run = await loadRun(c.req.param('runId'));
-    // Hono has already decoded the parameter (leaving malformed escapes as they are).
-    const path = c.req.param('path');
-    let bytes: Uint8Array | undefined;
-    try {
-      bytes = await deps.workspaceFor(run.runId).read(path);
-    } catch (error) {
-      if (error instanceof PathRejected) throw new ApiError(400, 'InvalidPath', error.message);
-      throw error;
-    }
-    if (!bytes) throw new ApiError(404, 'FileNotFound', `No file ${path} in run ${run.runId}.`);
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': contentType(path) });
-  });
-
   return app;
+}
+
+/** Writes Hono's parameters with a pattern (`{path{.+}}`) as the plain templates OpenAPI knows (`{path}`). */
+function templatePaths<T extends { paths?: Record<string, unknown> }>(document: T): T {
+  const paths = Object.entries(document.paths ?? {}).map(([path, item]) => [path.replace(/\{(\w+)\{[^}]*\}\}/g, '{$1}'), item]);
+  return { ...document, paths: Object.fromEntries(paths) };
 }
 
 function contentType(path: string): string {

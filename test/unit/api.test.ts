@@ -213,6 +213,19 @@ describe('GET /openapi.json', () => {
     expect(schema).toContain('"maxLength":100000');
     expect(schema).toContain('"enum":["single","multi"]');
   });
+
+  it('describes exactly the routes the app serves, except the local-only /_local/* ones', async () => {
+    const api = memoryApi({ localEvents: { put: async () => ({}), list: () => [], deadLetters: () => [] } });
+    // Hono writes `/runs/:runId/files/:path{.+}`; OpenAPI writes `/runs/{runId}/files/{path}`.
+    const served = new Set(api.app.routes.map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`));
+    const local = [...served].filter((route) => route.split(' ')[1]?.startsWith('/_local/'));
+    expect(local.sort()).toEqual(['GET /_local/dead-letters', 'GET /_local/events', 'POST /_local/events']);
+
+    const { body } = await api.request('GET', '/openapi.json');
+    const paths = body.paths as Record<string, Record<string, unknown>>;
+    const documented = Object.entries(paths).flatMap(([path, operations]) => Object.keys(operations).map((method) => `${method.toUpperCase()} ${path}`));
+    expect(documented.sort()).toEqual([...served].filter((route) => !local.includes(route)).sort());
+  });
 });
 
 describe('approvals through the API', () => {
