@@ -3,14 +3,20 @@
  * with the Lambda handler modules bound in-process, the Step Functions API on loopback for the
  * intake's real SFNClient, and the HTTP API.
  */
+import { mkdtempSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { serve } from '@hono/node-server';
 import { apiWiring } from '../functions/wiring/api.js';
 import { localCredentials, wire } from '../functions/wiring/wire.js';
 import { createApi } from '../functions/api/app.js';
+import { bearerCallers } from '../functions/api/callers.js';
+import { localCaller } from '../functions/core/callers.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../functions/core/intake.js';
-import { localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
+import { localAccount, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
+import { type LocalIssuer, TokenRequest, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
 import { type RequestCounter, localRegion, startEmulators } from './stand-ins/emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime/runtime.js';
@@ -45,6 +51,8 @@ export interface LocalStack {
   lambdas: LocalLambdaApi;
   /** What the DynamoDB emulator served (the bench). */
   requestCounter: RequestCounter;
+  /** The local token issuer: `POST /_local/tokens` and `stepwise token` hand out its tokens. */
+  issuer: LocalIssuer;
   /** Hands an event already on the bus to its rule's target again, as an at-least-once bus may. */
   redeliver(eventId: string): Promise<void>;
   close(): Promise<void>;
@@ -105,19 +113,23 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator'),
     ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
   });
-  const api = apiWiring(wiring);
+  // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
+  // token the caller is `local`, a reviewer, so the README's curl examples need no header.
+  const issuer = await localIssuerIn(options.dataDir ?? mkdtempSync(join(tmpdir(), 'stepwise-issuer-')));
+  const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
   const deadLetters: unknown[] = [];
   const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
   // The rule: run requests on the bus go to the intake, as deployed.
   const deliver = async (event: LocalEvent) => {
     if (event.detailType !== runRequestedDetailType) return;
     await intakeEvent(
-      { id: event.id, 'detail-type': event.detailType, source: event.source, time: event.time, detail: event.detail },
+      { id: event.id, 'detail-type': event.detailType, source: event.source, account: localAccount, time: event.time, detail: event.detail },
       { ...api, deadLetters: localDeadLetters },
     );
   };
   const app = createApi({
     ...api,
+    localTokens: { issue: (request) => issuer.issue(TokenRequest.parse(request)) },
     localEvents: {
       // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
       async put(entry) {
@@ -141,6 +153,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     url: `http://127.0.0.1:${port}`,
     runtime,
     lambdas,
+    issuer,
     requestCounter: emulators.requests,
     async redeliver(eventId) {
       const event = runtime.events.find((e) => e.id === eventId);

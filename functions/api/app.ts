@@ -8,12 +8,14 @@ import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
 import type { Env } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import * as z from 'zod';
-import { type ApprovalStore, type TaskTokens, decideApproval, waitingFor } from '../core/approvals.js';
+import { type ApprovalStore, type TaskTokens, decideApproval, decisionsOf, waitingFor } from '../core/approvals.js';
+import { type Access, type AccessPolicy, type Caller, Forbidden, accessTo, holds } from '../core/callers.js';
 import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { type AgentName } from '../core/names.js';
 import { type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { Run, RunStore } from '../core/runs.js';
 import { PathRejected, type Workspace } from '../core/workspace.js';
+import type { Authenticate } from './callers.js';
 import { ApiError, type ErrorLog, answerError, invalidJson, refuseInvalid, unsupportedMediaType } from './errors.js';
 import {
   Accepted,
@@ -27,6 +29,8 @@ import {
   MessagesQuery,
   RunId,
   RunView,
+  RunsPage,
+  RunsQuery,
   ToolUseId,
 } from './schemas.js';
 
@@ -37,8 +41,14 @@ export interface ApiDeps extends IntakeDeps {
   approvals: ApprovalStore;
   /** Wakes a run that waits for a decision. */
   tokens: TaskTokens;
+  /** Who is calling: read once per request, before any run is looked at. */
+  authenticate: Authenticate;
+  /** Deployment settings of who may do what (`separateReviewer`). */
+  access?: AccessPolicy;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
+  /** The local token issuer (`npm run dev` only): `POST /_local/tokens`. */
+  localTokens?: { issue(request: unknown): Promise<string> };
   /** The local event bus (`npm run dev` only): the `/_local/*` routes. */
   localEvents?: {
     put(entry: LocalPutEntry): Promise<unknown>;
@@ -92,19 +102,43 @@ const jsonBody = createMiddleware<Env>(async (c, next) => {
 });
 
 /** The app on its dependencies, its routes declared and documented; `GET /openapi.json` serves the document. */
-export function createApi(deps: ApiDeps): OpenAPIHono {
-  const app = new OpenAPIHono({ defaultHook: refuseInvalid });
+/** What a request carries through the app: its caller (set on every route under /runs). */
+export type ApiEnv = { Variables: { caller: Caller } };
+
+export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
+  const app = new OpenAPIHono<ApiEnv>({ defaultHook: refuseInvalid });
   app.onError(answerError(deps.log));
   app.notFound((c) => c.json({ error: { code: 'NotFound', message: `No route ${c.req.method} ${c.req.path}.` } } satisfies ErrorBody, 404));
 
-  /** Loads the run a path names before anything else is checked: an unknown run is a 404 whatever else is wrong. */
-  const withRun = createMiddleware<{ Variables: { run: Run } }>(async (c, next) => {
-    const runId = c.req.param('runId') ?? '';
-    const run = await deps.runs.get(runId);
-    if (!run) throw new ApiError(404, 'RunNotFound', `No run ${runId}.`);
-    c.set('run', run);
+  /** Reads the caller of every route under /runs, once per request. */
+  const withCaller = createMiddleware<{ Variables: { caller: Caller } }>(async (c, next) => {
+    const env: unknown = c.env;
+    const lambdaEvent = typeof env === 'object' && env !== null && 'event' in env ? env.event : undefined;
+    c.set('caller', await deps.authenticate({ authorization: c.req.header('authorization'), lambdaEvent }));
     await next();
   });
+  app.use('/runs', withCaller);
+  app.use('/runs/*', withCaller);
+
+  /**
+   * Loads the run a path names before anything else is checked, for what the caller wants to do
+   * with it. A run the caller may not see is answered exactly as a missing one (404), so nobody
+   * learns that someone else's run exists; a run it sees but may not act on is a 403.
+   */
+  const withRun = (access: Access) =>
+    createMiddleware<{ Variables: { run: Run; caller: Caller } }>(async (c, next) => {
+      const runId = c.req.param('runId') ?? '';
+      const valid = RunId.safeParse(runId);
+      if (!valid.success) {
+        throw new ApiError(400, 'ValidationFailed', 'The path parameter runId is invalid.', [{ path: 'runId', message: valid.error.issues[0]?.message ?? 'invalid' }]);
+      }
+      const run = await deps.runs.get(runId);
+      const verdict = run ? accessTo(c.var.caller, run.owner, access, deps.access) : 'hidden';
+      if (!run || verdict === 'hidden') throw new ApiError(404, 'RunNotFound', `No run ${runId}.`);
+      if (verdict === 'forbidden') throw new Forbidden(forbiddenMessage(access, run, c.var.caller, deps.access));
+      c.set('run', run);
+      await next();
+    });
 
   app.openapi(
     createRoute({ method: 'get', path: '/health', summary: 'Liveness (local server)', responses: { 200: { description: 'Up.', content: json(Health) } } }),
@@ -137,7 +171,40 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
     }),
     async (c) => {
       const key = c.req.valid('header')['Idempotency-Key'];
-      return c.json(await createRun(c.req.valid('json'), deps, key === undefined ? {} : { idempotencyKey: key }), 202);
+      const caller = c.var.caller;
+      return c.json(await createRun(c.req.valid('json'), deps, { caller, ...(key === undefined ? {} : { idempotencyKey: key }) }), 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/runs',
+      summary: "The caller's runs (or, for reviewers and admins, their tenant's), newest first",
+      request: { query: RunsQuery },
+      responses: {
+        200: { description: 'One page of runs.', content: json(RunsPage) },
+        400: refusal('Invalid query or cursor.'),
+        403: refusal('`scope=tenant` needs the approve or admin role.'),
+      },
+    }),
+    async (c) => {
+      const caller = c.var.caller;
+      const { status, limit, cursor, scope } = c.req.valid('query');
+      if (scope === 'tenant' && !holds(caller, 'approve')) throw new Forbidden('Listing a tenant\'s runs needs the approve or admin role.');
+      const page = await deps.runs.list({
+        scope: scope === 'tenant' ? { tenant: caller.tenant } : { owner: caller },
+        ...(status ? { status } : {}),
+        limit,
+        ...(cursor ? { cursor } : {}),
+      });
+      const items = await Promise.all(
+        page.items.map(async ({ approvals, owner: _owner, ...summary }) => {
+          const gates = summary.status === 'running' && (approvals?.tools.length ?? 0) > 0;
+          return { ...summary, waitingFor: gates ? waitingFor(await deps.approvals.list(summary.runId)).length : 0 };
+        }),
+      );
+      return c.json({ items, ...(page.nextCursor ? { nextCursor: page.nextCursor } : {}) }, 200);
     },
   );
 
@@ -146,16 +213,16 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       method: 'get',
       path: '/runs/{runId}',
       summary: 'A run',
-      middleware: [withRun] as const,
+      middleware: [withRun('read')] as const,
       request: { params: runParams },
       responses: { 200: { description: 'The run.', content: json(RunView) }, ...noRun },
     }),
     async (c) => {
       const run = c.var.run;
-      // Only a running run that gates tools can wait; the requests of an ended (e.g. cancelled) run are moot.
-      const gates = run.status === 'running' && (run.approvals?.tools.length ?? 0) > 0;
-      const waiting = gates ? waitingFor(await deps.approvals.list(run.runId)) : [];
-      return c.json({ ...run, waitingFor: waiting } satisfies RunView, 200);
+      const approvals = (run.approvals?.tools.length ?? 0) > 0 ? await deps.approvals.list(run.runId) : [];
+      // Only a running run can wait; the requests of an ended (e.g. cancelled) run are moot.
+      const waiting = run.status === 'running' ? waitingFor(approvals) : [];
+      return c.json({ ...run, waitingFor: waiting, decisions: decisionsOf(approvals) } satisfies RunView, 200);
     },
   );
 
@@ -165,16 +232,17 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       path: '/runs/{runId}/approvals/{toolUseId}',
       summary: 'Approve or deny a tool call that waits for a reviewer',
       description: 'Approve: the tool runs. Deny: the model gets an error result saying a reviewer denied the call (with the reason), and the run goes on.',
-      middleware: [withRun, jsonBody] as const,
+      middleware: [withRun('decide'), jsonBody] as const,
       request: { params: z.object({ runId: RunId, toolUseId: ToolUseId }), body: { required: true, content: json(DecisionBody) } },
       responses: {
         202: { description: 'Recorded; the run goes on.', content: json(DecisionRecorded) },
         400: refusal('Invalid body; `issues` names each bad field.'),
+        403: refusal('The caller may see the run but not decide its calls (no approve role, or its own run where reviewers must be separate).'),
         404: refusal('No such run, or no approval request for that tool call.'),
         409: refusal('The call was already decided (by a reviewer or by the timeout), or the run is not running.'),
       },
     }),
-    async (c) => c.json(await decideApproval(c.var.run, c.req.valid('param').toolUseId, c.req.valid('json'), deps), 202),
+    async (c) => c.json(await decideApproval(c.var.run, c.req.valid('param').toolUseId, c.req.valid('json'), c.var.caller.principal, deps), 202),
   );
 
   app.openapi(
@@ -182,9 +250,14 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       method: 'post',
       path: '/runs/{runId}/cancel',
       summary: 'Cancel a running run',
-      middleware: [withRun] as const,
+      middleware: [withRun('cancel')] as const,
       request: { params: runParams },
-      responses: { 202: { description: 'Cancelled.', content: json(Accepted) }, 409: refusal('The run is not running.'), ...noRun },
+      responses: {
+        202: { description: 'Cancelled.', content: json(Accepted) },
+        403: refusal('A reviewer may see the run but only its owner or an admin may cancel it.'),
+        409: refusal('The run is not running.'),
+        ...noRun,
+      },
     }),
     async (c) => {
       const run = c.var.run;
@@ -200,7 +273,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       method: 'get',
       path: '/runs/{runId}/messages',
       summary: "A run's transcript, in pages",
-      middleware: [withRun] as const,
+      middleware: [withRun('read')] as const,
       request: { params: runParams, query: MessagesQuery },
       responses: { 200: { description: 'One page of messages.', content: json(MessagesPage) }, 400: refusal('Invalid query.'), ...noRun },
     }),
@@ -211,7 +284,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       const after = query.cursor === undefined ? -1 : Number(query.cursor);
       const items = [];
       for (const agent of agents) {
-        const { messages } = await deps.conversations.load(conversationIdOf(run.runId, agent, run.sessionId));
+        const { messages } = await deps.conversations.load(conversationIdOf(run.runId, agent, run.sessionId, run.owner));
         for (const m of messages) {
           if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
         }
@@ -227,7 +300,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       method: 'get',
       path: '/runs/{runId}/files',
       summary: "The run's workspace files",
-      middleware: [withRun] as const,
+      middleware: [withRun('read')] as const,
       request: { params: runParams },
       responses: { 200: { description: 'The files.', content: json(FilesPage) }, ...noRun },
     }),
@@ -243,7 +316,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       // `{path{.+}}` is Hono's parameter that spans "/"; the document writes it `{path}`.
       path: '/runs/{runId}/files/{path{.+}}',
       summary: 'One file of the workspace',
-      middleware: [withRun] as const,
+      middleware: [withRun('read')] as const,
       request: { params: z.object({ runId: RunId, path: z.string().meta({ description: 'The file path; it may contain "/".' }) }) },
       responses: {
         200: { description: 'The file bytes.', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
@@ -266,6 +339,21 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
       return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': contentType(path) });
     },
   );
+
+  if (deps.localTokens) {
+    const issuer = deps.localTokens;
+    app.openapi(
+      createRoute({
+        method: 'post',
+        path: '/_local/tokens',
+        hide: true,
+        middleware: [jsonBody] as const,
+        request: { body: { required: true, content: json(LocalTokenRequest) } },
+        responses: { 200: { description: 'A token of the local issuer.' } },
+      }),
+      async (c) => c.json({ token: await issuer.issue(c.req.valid('json')) }, 200),
+    );
+  }
 
   if (deps.localEvents) {
     const bus = deps.localEvents;
@@ -293,6 +381,22 @@ export function createApi(deps: ApiDeps): OpenAPIHono {
 
   return app;
 }
+
+/** Why a caller that sees a run may not do this with it. */
+function forbiddenMessage(access: Access, run: Run, caller: Caller, policy: AccessPolicy = {}): string {
+  if (access === 'cancel') return `Only the owner of run ${run.runId} or an admin may cancel it.`;
+  if (!holds(caller, 'approve')) return 'Deciding tool calls needs the approve role.';
+  return policy.separateReviewer ? `Run ${run.runId} is yours; another reviewer must decide its calls.` : 'Not allowed.';
+}
+
+/** What `POST /_local/tokens` takes: a subject, its tenant and roles (`approve`, `admin`). */
+const LocalTokenRequest = z
+  .object({
+    sub: z.string().min(1).max(256),
+    tenant: z.string().min(1).max(256).optional(),
+    scopes: z.array(z.enum(['approve', 'admin'])).max(2).optional(),
+  })
+  .strict();
 
 /** Writes Hono's parameters with a pattern (`{path{.+}}`) as the plain templates OpenAPI knows (`{path}`). */
 function templatePaths<T extends { paths?: Record<string, unknown> }>(document: T): T {

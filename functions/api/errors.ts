@@ -7,8 +7,10 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod';
 import { ApprovalAlreadyDecided, ApprovalNotFound, RunNotRunning } from '../core/approvals.js';
+import { Forbidden, TooManyRuns, Unauthenticated } from '../core/callers.js';
 import { StepwiseError } from '../core/errors.js';
-import { IdempotencyConflict, SessionBusy } from '../core/intake.js';
+import { IdempotencyConflict, RunIdTaken, SessionBusy } from '../core/intake.js';
+import { InvalidCursor } from '../core/runs.js';
 import type { ErrorBody } from './schemas.js';
 
 /** One thing wrong with a request: where (a body field, a header, a parameter) and what. */
@@ -75,6 +77,11 @@ const clientErrors: [new (...args: never[]) => StepwiseError, ContentfulStatusCo
   [ApprovalAlreadyDecided, 409],
   [RunNotRunning, 409],
   [ApprovalNotFound, 404],
+  [RunIdTaken, 409],
+  [InvalidCursor, 400],
+  [Unauthenticated, 401],
+  [Forbidden, 403],
+  [TooManyRuns, 429],
 ];
 
 /** The app's `onError`: a known error answers with its status; anything else is logged and answers 500. */
@@ -88,6 +95,10 @@ export function answerError(log: ErrorLog | undefined) {
     }
     const status = clientErrors.find(([type]) => known instanceof type)?.[1];
     if (status) return c.json({ error: { code: known.name, message: known.message } } satisfies ErrorBody, status);
+    // A value from the request that the store refuses (a key too long, say) is the client's mistake, not ours.
+    if (known.name === 'ValidationException') {
+      return c.json({ error: { code: 'ValidationFailed', message: 'The request names something this API cannot look up or store.' } } satisfies ErrorBody, 400);
+    }
     if (log) log.error('Unhandled API error', known);
     else console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(known) }));
     return c.json({ error: { code: 'InternalError', message: 'Something went wrong on our side.' } } satisfies ErrorBody, 500);

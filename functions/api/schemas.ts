@@ -3,17 +3,18 @@
  * and `GET /openapi.json` is generated from the routes declared with them (habit 2, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
-import { DecisionBody, DecisionRecorded, WaitingFor } from '../core/approvals.js';
+import { DecisionBody, DecisionRecorded, DecisionView, WaitingFor } from '../core/approvals.js';
 import { AgentName } from '../core/names.js';
 import { CreateRunBody } from '../core/intake.js';
 import { ContentBlock, Role } from '../core/messages.js';
-import { Phase, Run, RunStatus } from '../core/runs.js';
+import { Phase, Run, RunStatus, RunSummary } from '../core/runs.js';
 
 export { CreateRunBody, DecisionBody, DecisionRecorded, Run };
 
 /** A run as `GET /runs/{runId}` answers: the record, and the tool calls waiting for a decision. */
 export const RunView = Run.extend({
   waitingFor: z.array(WaitingFor).meta({ description: 'Tool calls waiting for a reviewer; empty unless the run is running.' }),
+  decisions: z.array(DecisionView).meta({ description: 'Tool calls decided so far, with who decided.' }),
 }).meta({ id: 'Run' });
 export type RunView = z.infer<typeof RunView>;
 
@@ -23,7 +24,24 @@ export const ToolUseId = z
   .max(256)
   .meta({ description: 'The id of the tool call, as `waitingFor` and the transcript show it.', example: 'toolu_01A09q90qw90lq917835lq9' });
 
-export const RunId = z.string().min(1).max(128).meta({ description: 'The run id that POST /runs returned.', example: '51d1d0ba-0484-43bf-8faf-feb9881e5080' });
+export const RunId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,80}$/, 'must be 1-80 letters, digits, "_" or "-"')
+  .meta({ description: 'The run id that POST /runs returned.', example: '51d1d0ba-0484-43bf-8faf-feb9881e5080' });
+
+/** The query of `GET /runs`. */
+export const RunsQuery = z
+  .object({
+    status: RunStatus.optional().meta({ description: 'Only runs with this status.' }),
+    limit: z.coerce.number().int().min(1).max(100).default(20),
+    cursor: z.string().max(4096).optional().meta({ description: 'The `nextCursor` of the previous page.' }),
+    scope: z.enum(['mine', 'tenant']).default('mine').meta({ description: '`tenant`: every run of your tenant (reviewers and admins).' }),
+  })
+  .strict();
+
+export const RunsPage = z
+  .object({ items: z.array(RunSummary), nextCursor: z.string().optional() })
+  .meta({ id: 'RunsPage', description: 'One page of runs, newest first.' });
 
 export const IdempotencyKey = z
   .string()

@@ -33,6 +33,8 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
+    trustedSources: wiring.env.STEPWISE_TRUSTED_SOURCES,
+    ...(wiring.env.STEPWISE_MAX_RUNNING_RUNS ? { maxRunningRuns: wiring.env.STEPWISE_MAX_RUNNING_RUNS } : {}),
     ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { allowedModels: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),
   };
 }

@@ -38,6 +38,12 @@ const jsonList = z
   })
   .pipe(z.array(z.unknown(), { error: 'must be a JSON array' }));
 
+/** A comma-separated list in a variable. */
+const commaList = z
+  .string()
+  .default('')
+  .transform((list) => list.split(',').map((item) => item.trim()).filter(Boolean));
+
 export const Env = z.object({
   STEPWISE_TABLE: z.string().min(1),
   STEPWISE_BUCKET: z.string().min(1),
@@ -97,6 +103,19 @@ export const Env = z.object({
     .default('')
     .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean))
     .pipe(z.array(z.enum(toolNames as [string, ...string[]], { error: (issue) => `unknown tool ${JSON.stringify(issue.input)}; known: ${toolNames.join(', ')}` }))),
+  /** How API callers are identified (API function): `iam` (SigV4, the caller's ARN) or `jwt` (API Gateway's JWT authorizer). */
+  STEPWISE_AUTH: z.enum(['iam', 'jwt']).default('iam'),
+  /** JWT mode: the claim that names a caller's tenant; no tenants when unset. */
+  STEPWISE_TENANT_CLAIM: z.string().min(1).optional(),
+  /** IAM mode: ARN patterns (`*`, `?`) of reviewers and of admins, comma-separated. */
+  STEPWISE_REVIEWER_ARNS: commaList,
+  STEPWISE_ADMIN_ARNS: commaList,
+  /** `true`: the owner of a run may not decide its own calls. */
+  STEPWISE_SEPARATE_REVIEWER: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /** The most runs one principal may have running at once (API and intake functions); no limit when unset. */
+  STEPWISE_MAX_RUNNING_RUNS: z.coerce.number().int().positive().optional(),
+  /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`), comma-separated. */
+  STEPWISE_TRUSTED_SOURCES: commaList,
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;

@@ -10,8 +10,9 @@ import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws-sdk/client-dynamodb';
+import { CreateTableCommand, DescribeTableCommand, DynamoDBClient, ResourceInUseException, UpdateTableCommand } from '@aws-sdk/client-dynamodb';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
+import { listedAttributes, runIndexes } from '../../functions/adapters/dynamo/layout.js';
 import dynalite from 'dynalite';
 import { localCredentials } from '../../functions/wiring/wire.js';
 
@@ -134,26 +135,48 @@ async function startS3Process(
 }
 
 
-/** The table layout of `lib/storage.ts`, created in the emulator. */
+/** The table layout of `lib/storage.ts` (its key and indexes from one layout module), created in the emulator. */
 async function createTable(endpoint: string, table: string): Promise<void> {
   const client = new DynamoDBClient({ endpoint, region: localRegion, credentials: localCredentials });
+  const indexes = Object.values(runIndexes).map((index) => ({
+    IndexName: index.name,
+    KeySchema: [
+      { AttributeName: index.partitionKey, KeyType: 'HASH' as const },
+      { AttributeName: index.sortKey, KeyType: 'RANGE' as const },
+    ],
+    Projection: { ProjectionType: 'INCLUDE' as const, NonKeyAttributes: listedAttributes },
+  }));
+  const attributes = [
+    { AttributeName: 'pk', AttributeType: 'S' as const },
+    { AttributeName: 'sk', AttributeType: 'S' as const },
+    ...[...new Set(Object.values(runIndexes).flatMap((index) => [index.partitionKey, index.sortKey]))].map((name) => ({
+      AttributeName: name,
+      AttributeType: 'S' as const,
+    })),
+  ];
   try {
     await client.send(
       new CreateTableCommand({
         TableName: table,
         BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: 'pk', AttributeType: 'S' },
-          { AttributeName: 'sk', AttributeType: 'S' },
-        ],
+        AttributeDefinitions: attributes,
         KeySchema: [
           { AttributeName: 'pk', KeyType: 'HASH' },
           { AttributeName: 'sk', KeyType: 'RANGE' },
         ],
+        GlobalSecondaryIndexes: indexes,
       }),
     );
   } catch (error) {
     if (!(error instanceof ResourceInUseException)) throw error;
+    // A data folder from before the run indexes: add the ones it lacks.
+    const { Table } = await client.send(new DescribeTableCommand({ TableName: table }));
+    const present = new Set((Table?.GlobalSecondaryIndexes ?? []).map((index) => index.IndexName));
+    for (const index of indexes.filter((i) => !present.has(i.IndexName))) {
+      await client.send(
+        new UpdateTableCommand({ TableName: table, AttributeDefinitions: attributes, GlobalSecondaryIndexUpdates: [{ Create: index }] }),
+      );
+    }
   } finally {
     client.destroy();
   }

@@ -1,5 +1,7 @@
 /** The HTTP API on in-memory fakes, for route tests without I/O. */
 import { type ApiDeps, createApi } from '../../functions/api/app.js';
+import { bearerCallers } from '../../functions/api/callers.js';
+import { localCaller } from '../../functions/core/callers.js';
 import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryRunStore, MemoryWorkspace, RecordingTokens } from './memory.js';
 
@@ -64,6 +66,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
     workspaceFor: workspace,
     approvals,
     tokens,
+    authenticate: testCallers,
     ...extra,
   });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -82,4 +85,21 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   /** How many things were written anywhere: runs, starts, keys, session locks. */
   const writes = () => runs.runs.size + starter.started.length + idempotency.records.size + sessions.holders.size;
   return { app, runs, conversations, workspace, starter, idempotency, sessions, approvals, tokens, request, writes };
+}
+
+/**
+ * Callers of the API on fakes: the bearer token is its claims as base64url JSON (no signature:
+ * the local issuer's tests check signatures), read through the same path as real tokens; no
+ * header is the local caller.
+ */
+export const testCallers = bearerCallers(
+  async (token) => JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Record<string, unknown>,
+  { tenantClaim: 'tenant' },
+  localCaller,
+);
+
+/** The Authorization header of a test caller. */
+export function as(sub: string, options: { tenant?: string; scopes?: ('approve' | 'admin')[] } = {}): Record<string, string> {
+  const claims = { iss: 'test', sub, ...(options.tenant ? { tenant: options.tenant } : {}), scope: (options.scopes ?? []).map((s) => `stepwise/${s}`).join(' ') };
+  return { authorization: `Bearer ${Buffer.from(JSON.stringify(claims)).toString('base64url')}` };
 }

@@ -83,7 +83,7 @@ describe('POST /runs', () => {
   it('continues a session in its conversation, and refuses a second run while the first runs', async () => {
     const api = memoryApi();
     const first = await api.request('POST', '/runs', { goal, mode: 'single', sessionId: 'chat-1' });
-    expect(api.starter.started[0]?.conversationId).toBe(conversationIdOf('run-1', 'single', 'chat-1'));
+    expect(api.starter.started[0]?.conversationId).toBe(conversationIdOf('run-1', 'single', 'chat-1', { principal: 'local' }));
     const busy = await api.request('POST', '/runs', { goal: 'and another', mode: 'single', sessionId: 'chat-1' });
     expect(busy).toMatchObject({ status: 409, body: { error: { code: 'SessionBusy' } } });
     expect(api.runs.runs.size).toBe(1);
@@ -91,7 +91,8 @@ describe('POST /runs', () => {
     await api.runs.finish(String(first.body.runId), { status: 'succeeded', phase: 'complete' });
     const next = await api.request('POST', '/runs', { goal: 'and another', mode: 'single', sessionId: 'chat-1' });
     expect(next.status).toBe(202);
-    expect(api.starter.started[1]?.conversationId).toBe('session/chat-1');
+    // Sessions are per owner: the conversation is named after the caller (here the local one) and the session.
+    expect(api.starter.started[1]?.conversationId).toBe(conversationIdOf('run-2', 'single', 'chat-1', { principal: 'local' }));
   });
 
   it('answers 202 or 400, never 500, for any body, and writes nothing on a 400', async () => {
@@ -197,6 +198,7 @@ describe('GET /openapi.json', () => {
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
       'GET /health',
       'GET /openapi.json',
+      'GET /runs',
       'GET /runs/{runId}',
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path}',
@@ -217,7 +219,8 @@ describe('GET /openapi.json', () => {
   it('describes exactly the routes the app serves, except the local-only /_local/* ones', async () => {
     const api = memoryApi({ localEvents: { put: async () => ({}), list: () => [], deadLetters: () => [] } });
     // Hono writes `/runs/:runId/files/:path{.+}`; OpenAPI writes `/runs/{runId}/files/{path}`.
-    const served = new Set(api.app.routes.map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`));
+    // Middleware (the caller, read on every /runs route) is registered as `ALL`; it is not a route.
+    const served = new Set(api.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`));
     const local = [...served].filter((route) => route.split(' ')[1]?.startsWith('/_local/'));
     expect(local.sort()).toEqual(['GET /_local/dead-letters', 'GET /_local/events', 'POST /_local/events']);
 
@@ -274,7 +277,7 @@ describe('approvals through the API', () => {
     const api = memoryApi();
     await waitingRun(api);
     const first = await api.request('POST', '/runs/run-1/approvals/toolu_1', { decision: 'deny', reason: '  not now ' });
-    expect(first).toEqual({ status: 202, body: { runId: 'run-1', toolUseId: 'toolu_1', decision: 'deny', reason: 'not now', decidedAt: expect.any(String) } });
+    expect(first).toEqual({ status: 202, body: { runId: 'run-1', toolUseId: 'toolu_1', decision: 'deny', reason: 'not now', decidedAt: expect.any(String), decidedBy: 'local' } });
     expect(api.tokens.resumed).toEqual([{ token: 'token-1', output: { decision: 'deny', reason: 'not now' } }]);
     expect((await api.request('GET', '/runs/run-1')).body.waitingFor).toEqual([]);
 
