@@ -168,7 +168,7 @@ describe('StepwiseStack', () => {
     const retries = states.Inference?.Retry ?? [];
     expect(retries.map((r) => r.ErrorEquals)).toEqual([
       ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException', 'Lambda.Unknown'],
-      ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty', 'StoreUnavailable', 'WorkspaceUnavailable', 'ToolUnavailable'],
+      ['ModelOverloaded', 'ModelResponseEmpty', 'ModelThrottled', 'ModelUnavailable', 'StoreUnavailable', 'ToolUnavailable', 'WorkspaceUnavailable'],
       ['States.Timeout', 'Sandbox.Timedout'],
     ]);
     for (const retry of retries) expect(retry).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
