@@ -1,10 +1,36 @@
+import { readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
+import { transientErrorNames } from '../../functions/core/errors.js';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
 import { synthesize } from '../support/synth.js';
 import { definitionOf, logicalIdOf, stepwiseStack } from '../support/template.js';
 
 const { template } = stepwiseStack();
+
+interface State {
+  Type: string;
+  Retry?: { ErrorEquals: string[] }[];
+  ItemProcessor?: { States: Record<string, State> };
+}
+
+/** The states of a definition, those of its Map's item processors included. */
+function allStates(states: Record<string, State>): [string, State][] {
+  return Object.entries(states).flatMap(([name, state]) => [[name, state] as [string, State], ...allStates(state.ItemProcessor?.States ?? {})]);
+}
+
+/** The modules of `functions/core` and `functions/adapters`, where the error families live. */
+async function functionModules(): Promise<object[]> {
+  const root = fileURLToPath(new URL('../../functions/', import.meta.url));
+  const files = ['core', 'adapters'].flatMap((dir) =>
+    (readdirSync(`${root}${dir}`, { recursive: true }) as string[]).filter((f) => f.endsWith('.ts')).map((f) => `${root}${dir}/${f}`),
+  );
+  return Promise.all(files.map((file) => import(file) as Promise<object>));
+}
+
+/** Transient errors no agent-loop step throws: Step Functions refused the API or the intake, whose callers repeat the request. */
+const outsideTheLoop = ['OrchestratorUnavailable'];
 
 describe('AgentLoop', () => {
   it('loops Inference → Route → Tools → NextIteration with bounded concurrency and small payloads', () => {
@@ -56,6 +82,21 @@ describe('AgentLoop', () => {
     // An external tool's throttled or failing service is retried in the Map's tool step.
     const map = states.Tools as unknown as { ItemProcessor: { States: Record<string, { Retry?: { ErrorEquals: string[] }[] }> } };
     expect(map.ItemProcessor.States.Tool?.Retry?.flatMap((r) => r.ErrorEquals)).toContain('ToolUnavailable');
+  });
+
+  it('retries, in every Lambda step, each error class the functions mark transient', async () => {
+    const transient = transientErrorNames(...(await functionModules()));
+    expect(transient).toEqual(expect.arrayContaining(outsideTheLoop));
+    const retryable = transient.filter((name) => !outsideTheLoop.includes(name));
+    // A step invokes its function through lambda:invoke or by the function's ARN; either way it names the function.
+    const functionIds = Object.keys(template.findResources('AWS::Lambda::Function'));
+    const steps = allStates(definitionOf(template, 'AgentLoop').States as Record<string, State>).filter(
+      ([, s]) => s.Type === 'Task' && functionIds.some((id) => JSON.stringify(s).includes(`"${id}"`)),
+    );
+    const missing = Object.fromEntries(
+      steps.map(([name, step]) => [name, retryable.filter((error) => !step.Retry?.some((r) => r.ErrorEquals.includes(error)))]),
+    );
+    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], Tool: [] });
   });
 
   it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
