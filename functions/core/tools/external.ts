@@ -152,6 +152,7 @@ export function mcpToolName(server: string, tool: string): string | undefined {
  */
 export class ToolUnavailable extends InfrastructureError {
   override readonly name = 'ToolUnavailable';
+  override readonly transient = true;
 }
 
 /** The external tools of runs: listed once per run, stored, and called by name. */
