@@ -32,6 +32,15 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
   }
 }
 
+/** What a followed run printed between its id and its final status line. */
+function progressOf(stdout: string): string[] {
+  const lines = stdout.split('\n');
+  return lines.slice(1, lines.findIndex((line) => /^(succeeded|failed|cancelled) · /.test(line)));
+}
+
+/** The progress of the scripted multi-agent run below, in the order things happen. */
+const multiProgress = ['phase planning · architect', '  → architect: finish_plan (1 steps)', 'phase executing · coder', '  → coder: write_file notes.md', 'phase complete'];
+
 const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
 
 describe('the stepwise CLI', () => {
@@ -46,14 +55,24 @@ describe('the stepwise CLI', () => {
 
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const lines = stdout.trim().split('\n');
-    const phases = lines.filter((l) => l.startsWith('phase ')).map((l) => l.replace(/^phase /, ''));
-    expect(phases.filter((p) => p !== 'idle')).toEqual(['planning · architect', 'executing · coder', 'complete']);
-    expect(lines).toContain('  → architect: finish_plan (1 steps)');
-    expect(lines).toContain('  → coder: write_file notes.md');
+    expect(progressOf(stdout)).toEqual(multiProgress);
     expect(stdout).toMatch(/succeeded · iterations: architect 1, coder 2 · tokens: \d+ in, \d+ out/);
     expect(stdout).toContain('Wrote notes.md.');
     expect(stdout).toContain('files: notes.md');
+  }, 60_000);
+
+  it('prints a multi-agent run in the order it happened when one poll finds it further on than the last', async () => {
+    // No model delays: the Architect and the Coder finish between two polls, so the record shows
+    // a later phase than the messages not printed yet.
+    const tag = local.book.add(
+      'cli-multi-fast',
+      { turn: use(['toolu_p', 'finish_plan', plan]) },
+      { turn: use(['toolu_w', 'write_file', { path: 'notes.md', content: '# Notes\n' }]) },
+      { turn: say('Wrote notes.md.') },
+    );
+    const { code, stdout } = await cli('run', `${tag} Write notes.`, '--follow');
+    expect(code).toBe(0);
+    expect(progressOf(stdout)).toEqual(multiProgress);
   }, 60_000);
 
   it('exits non-zero on a failing run and prints the error in one line', async () => {
