@@ -7,7 +7,7 @@ import type { RunView } from '../../functions/api/schemas.js';
 import type { AgentName } from '../../functions/core/names.js';
 import { agentPhases } from '../../functions/core/phases.js';
 import type { Phase } from '../../functions/core/runs.js';
-import type { StepwiseClient } from './client.js';
+import { type StepwiseClient, runPath } from './client.js';
 
 interface MessageItem {
   seq: number;
@@ -63,7 +63,7 @@ export async function follow(client: StepwiseClient, runId: string, options: Fol
   for (;;) {
     // The record first, then the messages: the messages hold at least everything that happened
     // before the record's state, so a phase change is never printed ahead of earlier messages.
-    run = await client.call<RunView>('GET', `/runs/${runId}`);
+    run = await client.call<RunView>('GET', runPath(runId));
     for (const item of await newMessages(client, runId, seen)) {
       agentStarts(item.agent, agentPhases[item.agent]);
       if (item.role !== 'assistant') {
@@ -102,7 +102,7 @@ async function newMessages(client: StepwiseClient, runId: string, seen: Map<stri
   do {
     const page = await client.call<{ items: MessageItem[]; nextCursor?: string }>(
       'GET',
-      `/runs/${runId}/messages${cursor ? `?cursor=${cursor}` : ''}`,
+      runPath(runId, `/messages${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
     );
     for (const item of page.items) {
       const key = `${item.agent}#${item.seq}`;

@@ -5,10 +5,14 @@ import { useLocalStack } from '../support/local-stack.js';
 
 const local = useLocalStack();
 
-/** Starts the stepwise CLI as a person would, against the local server; its output so far is readable while it runs. */
-function cliLive(...args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', '--endpoint', local.stack.url, ...args], {
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+/**
+ * Starts the stepwise CLI as a person would, with these variables set (and none of the caller's
+ * STEPWISE_ENDPOINT, PORT or npm variables); its output so far is readable while it runs.
+ */
+function spawnCli(args: string[], env: Record<string, string> = {}) {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(STEPWISE_ENDPOINT|PORT|npm_.*)$/.test(name)));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', ...args], {
+    env: { ...inherited, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
   });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
@@ -19,9 +23,19 @@ function cliLive(...args: string[]) {
   return { out, done };
 }
 
-/** Runs the stepwise CLI to the end. */
+/** Starts the stepwise CLI against the local server. */
+function cliLive(...args: string[]) {
+  return spawnCli(['--endpoint', local.stack.url, ...args]);
+}
+
+/** Runs the stepwise CLI against the local server to the end. */
 function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return cliLive(...args).done;
+}
+
+/** Runs the stepwise CLI to the end with these variables and no --endpoint of its own. */
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return spawnCli(args, env).done;
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
@@ -123,6 +137,32 @@ describe('the stepwise CLI', () => {
     expect(stdout).toContain('  ✗ single: A reviewer denied this tool call: one file is enough');
     expect(stdout).toContain('Kept one file.');
     expect(stdout).toContain('files: keep.md');
+  }, 60_000);
+
+  it('talks to --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT', async () => {
+    const run = await local.run(`${local.book.add('cli-endpoint', { turn: say('ok') })} Say ok.`);
+    const answered = { code: 0, stdout: `${run.runId} · single · succeeded · phase complete\n\nok\n`, stderr: '' };
+    const { port } = new URL(local.stack.url);
+    const unused = 'http://127.0.0.1:9';
+
+    expect(await cliWith({ PORT: port }, 'status', run.runId)).toEqual(answered);
+    expect(await cliWith({ PORT: '9', STEPWISE_ENDPOINT: local.stack.url }, 'status', run.runId)).toEqual(answered);
+    expect(await cliWith({ STEPWISE_ENDPOINT: unused }, '--endpoint', local.stack.url, 'status', run.runId)).toEqual(answered);
+    const offline = await cliWith({ PORT: '9' }, 'status', run.runId);
+    expect([offline.code, offline.stderr]).toEqual([1, expect.stringMatching(/^error: Unreachable: cannot reach http:\/\/127\.0\.0\.1:9 /)]);
+    expect(await cliWith({ PORT: 'eighty' }, 'status', run.runId)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: PORT must be a port number (1 to 65535), not "eighty"; or set STEPWISE_ENDPOINT to the API\'s URL.\n',
+    });
+    const notUrl = await cliWith({ STEPWISE_ENDPOINT: 'localhost:8787' }, 'status', run.runId);
+    expect([notUrl.code, notUrl.stderr]).toEqual([1, expect.stringContaining("value 'localhost:8787' from env 'STEPWISE_ENDPOINT' is invalid. must be an http(s) URL")]);
+  }, 60_000);
+
+  it('names any run id in its requests as given, escaped', async () => {
+    expect(await cli('status', 'a/b?c')).toEqual({ code: 1, stdout: '', stderr: 'error: RunNotFound: No run a/b?c.\n' });
+    const files = await cli('files', 'a/b');
+    expect([files.code, files.stderr]).toEqual([1, 'error: RunNotFound: No run a/b.\n']);
   }, 60_000);
 
   it('prints status, files and a file, and JSON for scripts', async () => {
