@@ -9,7 +9,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import type { DecisionRecorded } from '../functions/core/approvals.js';
 import type { RunView } from '../functions/api/schemas.js';
 import { ApiFailure, StepwiseClient, isHttpUrl, localEndpoint, runPath } from './cli/client.js';
-import { describeWaiting, follow } from './cli/follow.js';
+import { describeWaiting, follow, shellWord } from './cli/follow.js';
 
 const program = new Command()
   .name('stepwise')
@@ -32,6 +32,19 @@ function endpoint(value: string): string {
 function client(): StepwiseClient {
   const { endpoint, region } = program.opts<{ endpoint?: string; region?: string }>();
   return new StepwiseClient({ endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}) });
+}
+
+/**
+ * Another stepwise command, the way this one was run: `npm run stepwise --` when npm ran it so,
+ * else the installed `stepwise`; with the --endpoint and --region given on this command line
+ * (variables carry over to the next command by themselves).
+ */
+function commandLine(): string {
+  const words = [process.env.npm_lifecycle_event === 'stepwise' ? 'npm run stepwise --' : 'stepwise'];
+  for (const name of ['endpoint', 'region']) {
+    if (program.getOptionValueSource(name) === 'cli') words.push(`--${name}`, shellWord(String(program.getOptionValue(name))));
+  }
+  return words.join(' ');
 }
 
 const json = () => program.opts<{ json: boolean }>().json;
@@ -74,7 +87,7 @@ program
       return;
     }
     if (!json()) process.stdout.write(`run ${started.runId}\n`);
-    const run = await follow(api, started.runId, json() ? { write: () => undefined } : {});
+    const run = await follow(api, started.runId, json() ? { write: () => undefined } : { command: commandLine() });
     const files = await api.call<{ items: { path: string; size: number }[] }>('GET', runPath(run.runId, '/files'));
     print({ run, files: files.items }, () => summary(run, files.items));
     if (run.status !== 'succeeded') process.exitCode = 1;
@@ -163,7 +176,7 @@ for (const decision of ['approve', 'deny'] as const) {
 
 function summary(run: RunView, files?: { path: string; size: number }[]): string {
   const lines = [`${run.runId} · ${run.mode} · ${run.status} · phase ${run.phase}`];
-  for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting).trimStart());
+  for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting, commandLine()).trimStart());
   if (run.plan) lines.push(`plan: ${run.plan.steps.length} steps for "${run.plan.goal}"`);
   if (run.result) lines.push('', run.result.response);
   if (run.error) lines.push(`error: ${run.error.code}${run.error.agent ? ` (${run.error.agent})` : ''}: ${run.error.message}`);

@@ -21,6 +21,8 @@ export interface FollowOptions {
   write?: (line: string) => void;
   /** Stop following after this long (ms); the run goes on. */
   timeoutMs?: number;
+  /** The command line that runs stepwise for this person, for the hints. @default 'stepwise' */
+  command?: string;
 }
 
 /** One tool call as a short line: `write_file src/app.ts`. */
@@ -32,9 +34,15 @@ export function describeToolCall(name: string, input: unknown): string {
   return key ? `${name} ${String(fields[key])}` : name;
 }
 
-/** A call waiting for a reviewer, with the commands that decide it. */
-export function describeWaiting(runId: string, waiting: RunView['waitingFor'][number]): string {
-  return `  ⏸ ${describeToolCall(waiting.name, waiting.input)} awaits approval: stepwise approve|deny ${runId} ${waiting.toolUseId} [--reason …]`;
+/** A call waiting for a reviewer, with the command that approves it, written after `command`. */
+export function describeWaiting(runId: string, waiting: RunView['waitingFor'][number], command = 'stepwise'): string {
+  const ids = `${shellWord(runId)} ${shellWord(waiting.toolUseId)}`;
+  return `  ⏸ ${describeToolCall(waiting.name, waiting.input)} awaits approval: ${command} approve ${ids} (or deny, with --reason "…")`;
+}
+
+/** A word as a POSIX shell reads it back: as it is when that is safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
 }
 
 /**
@@ -81,7 +89,7 @@ export async function follow(client: StepwiseClient, runId: string, options: Fol
     for (const waiting of run.waitingFor ?? []) {
       if (announced.has(waiting.toolUseId)) continue;
       announced.add(waiting.toolUseId);
-      write(describeWaiting(runId, waiting));
+      write(describeWaiting(runId, waiting, options.command));
     }
     if (run.status !== 'running') {
       phaseLine(run.phase, run.currentAgent);

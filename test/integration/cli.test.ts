@@ -5,19 +5,23 @@ import { useLocalStack } from '../support/local-stack.js';
 
 const local = useLocalStack();
 
+type Ran = { code: number | null; stdout: string; stderr: string };
+
 /**
- * Starts the stepwise CLI as a person would, with these variables set (and none of the caller's
- * STEPWISE_ENDPOINT, PORT or npm variables); its output so far is readable while it runs.
+ * Starts the stepwise CLI as a person would (the installed command, or through npm as the README
+ * shows), with these variables set and none of the caller's STEPWISE_ENDPOINT, PORT or npm
+ * variables; its output so far is readable while it runs.
  */
-function spawnCli(args: string[], env: Record<string, string> = {}) {
+function spawnCli(args: string[], env: Record<string, string> = {}, via: 'stepwise' | 'npm' = 'stepwise') {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(STEPWISE_ENDPOINT|PORT|npm_.*)$/.test(name)));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', ...args], {
+  const [command, ...commandArgs] = via === 'npm' ? ['npm', 'run', 'stepwise', '--', ...args] : [process.execPath, '--import', 'tsx', 'bin/stepwise.ts', ...args];
+  const child = spawn(command ?? '', commandArgs, {
     env: { ...inherited, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
   });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+  const done = new Promise<Ran>((resolve) =>
     child.on('close', (code) => resolve({ code, ...out })),
   );
   return { out, done };
@@ -29,12 +33,12 @@ function cliLive(...args: string[]) {
 }
 
 /** Runs the stepwise CLI against the local server to the end. */
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cli(...args: string[]): Promise<Ran> {
   return cliLive(...args).done;
 }
 
 /** Runs the stepwise CLI to the end with these variables and no --endpoint of its own. */
-function cliWith(env: Record<string, string>, ...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<Ran> {
   return spawnCli(args, env).done;
 }
 
@@ -118,11 +122,18 @@ describe('the stepwise CLI', () => {
     const following = cliLive('run', `${tag} Write two files.`, '--mode', 'single', '--require-approval', 'write_file', '--follow');
     await until(() => (following.out.stdout.match(/⏸/g) ?? []).length === 2, 'two calls waiting for approval');
     const runId = /^run (\S+)$/m.exec(following.out.stdout)?.[1] ?? '';
-    expect(following.out.stdout).toContain(`  ⏸ write_file keep.md awaits approval: stepwise approve|deny ${runId} toolu_keep [--reason …]`);
-    expect(following.out.stdout).toContain(`  ⏸ write_file drop.md awaits approval: stepwise approve|deny ${runId} toolu_drop [--reason …]`);
-    expect((await cli('status', runId)).stdout).toContain(`⏸ write_file keep.md awaits approval`);
+    const approve = (id: string) => `stepwise --endpoint ${local.stack.url} approve ${runId} ${id}`;
+    expect(following.out.stdout).toContain(`  ⏸ write_file keep.md awaits approval: ${approve('toolu_keep')} (or deny, with --reason "…")\n`);
+    expect(following.out.stdout).toContain(`  ⏸ write_file drop.md awaits approval: ${approve('toolu_drop')} (or deny, with --reason "…")\n`);
+    expect((await cli('status', runId)).stdout).toContain(`⏸ write_file keep.md awaits approval: ${approve('toolu_keep')}`);
+    // Run through npm, as the README does, it shows the command through npm.
+    expect((await spawnCli(['--endpoint', local.stack.url, 'status', runId], {}, 'npm').done).stdout).toContain(
+      `⏸ write_file keep.md awaits approval: npm run stepwise -- --endpoint ${local.stack.url} approve ${runId} toolu_keep (or deny`,
+    );
 
-    expect(await cli('approve', runId, 'toolu_keep')).toEqual({ code: 0, stdout: 'toolu_keep approved\n', stderr: '' });
+    // The command shown, run as it reads.
+    const shown = approve('toolu_keep').split(' ').slice(1);
+    expect(await cliWith({}, ...shown)).toEqual({ code: 0, stdout: 'toolu_keep approved\n', stderr: '' });
     // The run still waits for the other call, so this is a second decision, refused.
     const again = await cli('deny', runId, 'toolu_keep');
     expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/^error: ApprovalAlreadyDecided: Tool call toolu_keep of run \S+ was already decided: approve/)]);
