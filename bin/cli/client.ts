@@ -2,9 +2,6 @@
  * The CLI's HTTP client: plain fetch against the local server, SigV4-signed requests (the
  * standard AWS credential chain) against a deployed API with IAM auth.
  */
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import { AwsClient } from 'aws4fetch';
-
 /** An error answer of the API, shown as one line. */
 export class ApiFailure extends Error {
   override readonly name = 'ApiFailure';
@@ -62,6 +59,8 @@ export class StepwiseClient {
     if (this.fetcher) return this.fetcher;
     const sign = this.options.sign ?? !isLoopback(this.options.endpoint);
     if (!sign) return (this.fetcher = (url, init) => fetch(url, init));
+    // Loaded only to sign: a command against the local server starts without them.
+    const [{ fromNodeProviderChain }, { AwsClient }] = await Promise.all([import('@aws-sdk/credential-providers'), import('aws4fetch')]);
     const credentials = await fromNodeProviderChain()();
     const aws = new AwsClient({
       accessKeyId: credentials.accessKeyId,

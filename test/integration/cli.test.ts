@@ -1,9 +1,17 @@
-import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
 const local = useLocalStack();
+
+// The bundle the command runs, as `npm ci` builds it (through `prepare`), from the sources as they are now.
+beforeAll(() => {
+  execFileSync('npm', ['run', '--silent', 'build:cli'], { stdio: 'ignore' });
+});
 
 type Ran = { code: number | null; stdout: string; stderr: string };
 
@@ -14,7 +22,7 @@ type Ran = { code: number | null; stdout: string; stderr: string };
  */
 function spawnCli(args: string[], env: Record<string, string> = {}, via: 'stepwise' | 'npm' = 'stepwise') {
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(STEPWISE_ENDPOINT|PORT|npm_.*)$/.test(name)));
-  const [command, ...commandArgs] = via === 'npm' ? ['npm', 'run', 'stepwise', '--', ...args] : [process.execPath, '--import', 'tsx', 'bin/stepwise.ts', ...args];
+  const [command, ...commandArgs] = via === 'npm' ? ['npm', 'run', 'stepwise', '--', ...args] : [process.execPath, 'bin/stepwise.mjs', ...args];
   const child = spawn(command ?? '', commandArgs, {
     env: { ...inherited, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
   });
@@ -184,4 +192,50 @@ describe('the stepwise CLI', () => {
     expect((await cli('files', run.runId)).stdout).toBe('a/b.txt\t5\n');
     expect((await cli('cat', run.runId, 'a/b.txt')).stdout).toBe('hello');
   }, 60_000);
+});
+
+describe('the stepwise command', () => {
+  /** A copy of the command beside a stand-in bundle and source that each say which of them ran. */
+  function commandCopy(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-command-'));
+    mkdirSync(join(dir, 'bin'));
+    mkdirSync(join(dir, 'dist'));
+    symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+    copyFileSync('bin/stepwise.mjs', join(dir, 'bin/stepwise.mjs'));
+    writeFileSync(join(dir, 'bin/stepwise.ts'), "const ran: string = 'source';\nconsole.log(ran);\n");
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, 'bin/stepwise.ts'), past, past);
+    writeFileSync(join(dir, 'dist/stepwise.mjs'), "console.log('bundle');\n");
+    writeFileSync(join(dir, 'dist/stepwise.meta.json'), JSON.stringify({ inputs: { 'bin/stepwise.ts': {} }, outputs: {} }));
+    return dir;
+  }
+
+  const ranFrom = (dir: string) => execFileSync(process.execPath, [join(dir, 'bin/stepwise.mjs')], { encoding: 'utf8' }).trim();
+
+  it('runs the bundle while no source it was built from is newer, else the sources through tsx', () => {
+    const dir = commandCopy();
+    try {
+      expect(ranFrom(dir)).toBe('bundle');
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(join(dir, 'bin/stepwise.ts'), later, later);
+      expect(ranFrom(dir)).toBe('source');
+      rmSync(join(dir, 'dist'), { recursive: true });
+      expect(ranFrom(dir)).toBe('source');
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  }, 30_000);
+
+  // What the bundle loads is what every command pays for before it answers: core modules would
+  // bring zod and the tools, the signing packages are for deployed APIs only.
+  it('carries the CLI sources alone, and loads the signing packages only to sign', () => {
+    const meta = JSON.parse(readFileSync('dist/stepwise.meta.json', 'utf8')) as {
+      inputs: Record<string, unknown>;
+      outputs: Record<string, { imports: { path: string; kind: string }[] }>;
+    };
+    expect(Object.keys(meta.inputs).sort()).toEqual(['bin/cli/client.ts', 'bin/cli/follow.ts', 'bin/stepwise.ts', 'functions/core/phases.ts']);
+    const imports = meta.outputs['dist/stepwise.mjs']?.imports ?? [];
+    const loaded = (kind: string) => imports.filter((i) => i.kind === kind).map((i) => i.path).sort();
+    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
+  });
 });
