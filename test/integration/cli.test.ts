@@ -153,7 +153,7 @@ describe('the stepwise CLI', () => {
 
     const { code, stdout } = await following.done;
     expect(code).toBe(0);
-    expect(stdout).toContain('  ✗ single: A reviewer denied this tool call: one file is enough');
+    expect(progressOf(stdout).slice(-2)).toEqual(['  ✗ single: A reviewer denied this tool call: one file is enough', 'phase complete']);
     expect(stdout).toContain('Kept one file.');
     expect(stdout).toContain('files: keep.md');
   }, 60_000);
