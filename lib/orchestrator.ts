@@ -6,6 +6,8 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { eventSource, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
+import type { AgentName } from '../functions/core/names.js';
+import { agentPhases } from '../functions/core/phases.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -68,7 +70,7 @@ export class Orchestrator extends Construct {
     const catchAll = (task: sfn.TaskStateBase) => retryServiceFaults(task).addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     /** Records the phase and agent, then runs that agent's loop as a nested execution. */
-    const phase = (agent: 'single' | 'architect' | 'coder', phaseName: 'planning' | 'executing', conversationId: string) => {
+    const phase = (agent: AgentName, conversationId: string) => {
       const suffix = agent[0]?.toUpperCase() + agent.slice(1);
       const current = new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
       const mark = new tasks.DynamoUpdateItem(this, `Mark${suffix}`, {
@@ -79,7 +81,7 @@ export class Orchestrator extends Construct {
         conditionExpression: '#status = :running',
         expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
         expressionAttributeValues: {
-          ':phase': tasks.DynamoAttributeValue.fromString(phaseName),
+          ':phase': tasks.DynamoAttributeValue.fromString(agentPhases[agent]),
           ':agent': tasks.DynamoAttributeValue.fromString(agent),
           ':running': tasks.DynamoAttributeValue.fromString('running'),
           ':now': now,
@@ -107,9 +109,9 @@ export class Orchestrator extends Construct {
     };
 
     // Conversation ids follow functions/core/conversation.ts conversationIdOf: run/<runId>/<agent>.
-    const single = phase('single', 'executing', '$.conversationId');
-    const architect = phase('architect', 'planning', "States.Format('run/{}/architect', $.runId)");
-    const coder = phase('coder', 'executing', "States.Format('run/{}/coder', $.runId)");
+    const single = phase('single', '$.conversationId');
+    const architect = phase('architect', "States.Format('run/{}/architect', $.runId)");
+    const coder = phase('coder', "States.Format('run/{}/coder', $.runId)");
 
     const loadPlan = new tasks.DynamoGetItem(this, 'LoadPlan', {
       table,
