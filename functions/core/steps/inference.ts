@@ -327,7 +327,8 @@ const interruptedNote =
 const truncatedCallNote =
   'This tool call was cut off by the output token limit (max_tokens) and was not run. ' +
   'Call it again with a smaller input, for example by writing a large file in parts.';
-const truncatedTextNote =
+/** What the model is told after an answer cut off by max_tokens that called no tool. */
+export const truncatedTextNote =
   'Your previous response was cut off by the output token limit (max_tokens). Continue from where it stopped, more briefly.';
 
 export interface PlannedUserMessage {
