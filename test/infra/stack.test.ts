@@ -208,7 +208,7 @@ describe('StepwiseStack', () => {
   it('sends completion events to the project bus', () => {
     const states = definitionOf('Orchestrator').States as Record<string, { Parameters?: { Entries?: Record<string, unknown>[] } }>;
     const busRef = { 'Fn::GetAtt': [logicalIdOf('Bus', 'AWS::Events::EventBus'), 'Arn'] };
-    for (const name of ['EmitSucceeded', 'EmitFailed']) {
+    for (const name of ['EmitSucceeded', 'EmitFailed', 'EmitCancelled']) {
       expect(states[name]?.Parameters?.Entries?.[0]).toMatchObject({ Source: 'stepwise', EventBusName: busRef });
     }
   });

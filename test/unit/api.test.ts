@@ -180,6 +180,7 @@ describe('the run routes', () => {
     await api.request('POST', '/runs', { goal, mode: 'single' });
     expect(await api.request('POST', '/runs/run-1/cancel')).toEqual({ status: 202, body: { runId: 'run-1', status: 'cancelled', phase: 'cancelled' } });
     expect(api.starter.stopped).toEqual(['run-1']);
+    expect(api.starter.announced).toEqual(['run-1']);
     await api.runs.finish('run-1', { status: 'succeeded', phase: 'complete' });
     expect(await api.request('POST', '/runs/run-1/cancel')).toMatchObject({ status: 409, body: { error: { code: 'RunNotRunning' } } });
   });
