@@ -13,6 +13,7 @@
  * functions of Lambda tools run from STEPWISE_LOCAL_FUNCTIONS, JSON `{ "<function name>": "<module>" }`,
  * each module's `handler` served by the local Lambda Invoke API.
  */
+import '../local/sdk-warning.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
