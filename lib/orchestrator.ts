@@ -5,7 +5,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { eventSource, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
+import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
 import type { AgentName } from '../functions/core/names.js';
 import { agentPhases } from '../functions/core/phases.js';
 
@@ -57,6 +57,8 @@ function retryServiceFaults<T extends sfn.TaskStateBase>(task: T): T {
  * it stored a plan, then the Coder's loop (phase `executing`), whose first message carries it.
  *
  * Input: `{ runId, mode, conversationId, maxIterations }`; `$.currentAgent` names the agent at work.
+ * A cancelled run's execution is stopped and announces nothing, so the cancel starts one more,
+ * `{ runId, announce: 'cancelled' }`, that only announces it.
  */
 export class Orchestrator extends Construct {
   public readonly stateMachine: sfn.StateMachine;
@@ -234,11 +236,20 @@ export class Orchestrator extends Construct {
     markFailed.next(failed);
     markComplete.next(succeeded);
 
+    const cancelled = this.announce(
+      'Cancelled',
+      props,
+      runCancelledDetailType,
+      { status: 'cancelled', phase: 'cancelled' },
+      new sfn.Succeed(this, 'CancelAnnounced'),
+    );
+
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(
         new sfn.Choice(this, 'Mode')
+          .when(sfn.Condition.and(sfn.Condition.isPresent('$.announce'), sfn.Condition.stringEquals('$.announce', 'cancelled')), cancelled)
           .when(sfn.Condition.stringEquals('$.mode', 'single'), single.chain)
           .otherwise(architect.chain),
       ),

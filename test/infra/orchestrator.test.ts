@@ -23,7 +23,7 @@ describe('Orchestrator', () => {
   it('sends completion events to the project bus', () => {
     const states = definitionOf(template, 'Orchestrator').States as Record<string, { Parameters?: { Entries?: Record<string, unknown>[] } }>;
     const busRef = { 'Fn::GetAtt': [logicalIdOf(template, 'Bus', 'AWS::Events::EventBus'), 'Arn'] };
-    for (const name of ['EmitSucceeded', 'EmitFailed']) {
+    for (const name of ['EmitSucceeded', 'EmitFailed', 'EmitCancelled']) {
       expect(states[name]?.Parameters?.Entries?.[0]).toMatchObject({ Source: 'stepwise', EventBusName: busRef });
     }
   });

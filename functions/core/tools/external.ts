@@ -109,6 +109,8 @@ export type ToolCatalog = z.infer<typeof ToolCatalog>;
 export interface ExternalOutcome {
   content: string;
   isError: boolean;
+  /** `false` when the call was refused before it reached the tool (invalid input, a tool gone). @default true */
+  ran?: boolean;
 }
 
 /**
@@ -200,7 +202,7 @@ export class ExternalTools {
    */
   async call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome> {
     const source = this.byId.get(tool.source);
-    if (!source) return { content: `${tool.name} is not available in this deployment any more.`, isError: true };
+    if (!source) return { content: `${tool.name} is not available in this deployment any more.`, isError: true, ran: false };
     try {
       return await source.call(tool, input, context);
     } catch (error) {
