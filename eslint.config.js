@@ -12,7 +12,7 @@ const zodNamespace = {
 };
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.stepwise/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.stepwise/**', 'coverage/**', 'dist/**'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   { languageOptions: { globals: globals.node } },

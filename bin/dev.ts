@@ -13,12 +13,13 @@
  * functions of Lambda tools run from STEPWISE_LOCAL_FUNCTIONS, JSON `{ "<function name>": "<module>" }`,
  * each module's `handler` served by the local Lambda Invoke API.
  */
+import '../local/sdk-warning.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { readScript } from '../functions/adapters/model/scripted.js';
 import { type BedrockApi, startBedrockApi } from '../local/stand-ins/bedrock-api.js';
-import { scriptedReplies } from '../local/stand-ins/messages-api.js';
+import { replayedScript } from '../local/stand-ins/messages-api.js';
 import * as z from 'zod';
 import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
 import { startLocalStack } from '../local/stack.js';
@@ -32,7 +33,7 @@ const provider = process.env.STEPWISE_PROVIDER ?? 'anthropic';
 const script = process.env.STEPWISE_SCRIPT;
 let bedrock: BedrockApi | undefined;
 if (provider === 'bedrock' && script && !process.env.STEPWISE_BEDROCK_ENDPOINT) {
-  bedrock = await startBedrockApi(scriptedReplies(readScript(script).map((turn) => ({ turn }))));
+  bedrock = await startBedrockApi(replayedScript(readScript(script)));
 }
 const modules = z
   .record(z.string().min(1), z.string().min(1))

@@ -7,6 +7,7 @@
  *   npm start -- "What is 1234 times 5678?"                       # Anthropic (ANTHROPIC_API_KEY)
  *   npm start -- --script local/scripts/calculator.json "Multiply"   # offline
  */
+import '../local/sdk-warning.js';
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';

@@ -1,26 +1,50 @@
 #!/usr/bin/env node
 /**
- * `stepwise`: start and follow runs from a terminal. Talks to the local server
- * (http://127.0.0.1:8787) by default, or to a deployed API with --endpoint (SigV4-signed with
- * the standard AWS credential chain). --json prints the API's answers for scripts.
+ * `stepwise`: start and follow runs from a terminal. Talks to the API that --endpoint or
+ * STEPWISE_ENDPOINT names (a deployed one SigV4-signed with the standard AWS credential chain),
+ * else to the local server on PORT (default 8787), as `npm run dev` serves it. --json prints the
+ * API's answers for scripts.
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import type { DecisionRecorded } from '../functions/core/approvals.js';
 import type { RunView } from '../functions/api/schemas.js';
-import { ApiFailure, StepwiseClient } from './cli/client.js';
-import { describeWaiting, follow } from './cli/follow.js';
+import { ApiFailure, StepwiseClient, isHttpUrl, localEndpoint, runPath } from './cli/client.js';
+import { describeWaiting, follow, shellWord } from './cli/follow.js';
 
 const program = new Command()
   .name('stepwise')
   .description('Start and follow Stepwise agent runs.')
-  .option('--endpoint <url>', 'the Stepwise API', process.env.STEPWISE_ENDPOINT ?? 'http://127.0.0.1:8787')
+  .addOption(
+    new Option('--endpoint <url>', 'the Stepwise API; default: the local server, http://127.0.0.1:$PORT (PORT defaults to 8787)')
+      .env('STEPWISE_ENDPOINT')
+      .argParser(endpoint),
+  )
   .option('--region <region>', 'AWS region for SigV4 signing (deployed APIs)', process.env.AWS_REGION)
   .option('--json', 'print the API answers as JSON', false)
   .showHelpAfterError();
 
+function endpoint(value: string): string {
+  if (!isHttpUrl(value)) throw new InvalidArgumentError('must be an http(s) URL, such as https://abc123.execute-api.eu-west-1.amazonaws.com');
+  return value;
+}
+
+/** The one client of every command: --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT. */
 function client(): StepwiseClient {
-  const { endpoint, region } = program.opts<{ endpoint: string; region?: string }>();
-  return new StepwiseClient({ endpoint, ...(region ? { region } : {}) });
+  const { endpoint, region } = program.opts<{ endpoint?: string; region?: string }>();
+  return new StepwiseClient({ endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}) });
+}
+
+/**
+ * Another stepwise command, the way this one was run: `npm run stepwise --` when npm ran it so,
+ * else the installed `stepwise`; with the --endpoint and --region given on this command line
+ * (variables carry over to the next command by themselves).
+ */
+function commandLine(): string {
+  const words = [process.env.npm_lifecycle_event === 'stepwise' ? 'npm run stepwise --' : 'stepwise'];
+  for (const name of ['endpoint', 'region']) {
+    if (program.getOptionValueSource(name) === 'cli') words.push(`--${name}`, shellWord(String(program.getOptionValue(name))));
+  }
+  return words.join(' ');
 }
 
 const json = () => program.opts<{ json: boolean }>().json;
@@ -63,8 +87,8 @@ program
       return;
     }
     if (!json()) process.stdout.write(`run ${started.runId}\n`);
-    const run = await follow(api, started.runId, json() ? { write: () => undefined } : {});
-    const files = await api.call<{ items: { path: string; size: number }[] }>('GET', `/runs/${run.runId}/files`);
+    const run = await follow(api, started.runId, json() ? { write: () => undefined } : { command: commandLine() });
+    const files = await api.call<{ items: { path: string; size: number }[] }>('GET', runPath(run.runId, '/files'));
     print({ run, files: files.items }, () => summary(run, files.items));
     if (run.status !== 'succeeded') process.exitCode = 1;
   });
@@ -74,7 +98,7 @@ program
   .description("a run's state")
   .argument('<runId>')
   .action(async (runId: string) => {
-    const run = await client().call<RunView>('GET', `/runs/${runId}`);
+    const run = await client().call<RunView>('GET', runPath(runId));
     print(run, () => summary(run));
     if (run.status === 'failed') process.exitCode = 1;
   });
@@ -89,7 +113,7 @@ program
     let cursor: string | undefined;
     do {
       const query = new URLSearchParams({ ...(opts.agent ? { agent: opts.agent } : {}), ...(cursor ? { cursor } : {}) }).toString();
-      const page = await client().call<{ items: typeof items; nextCursor?: string }>('GET', `/runs/${runId}/messages${query ? `?${query}` : ''}`);
+      const page = await client().call<{ items: typeof items; nextCursor?: string }>('GET', runPath(runId, `/messages${query ? `?${query}` : ''}`));
       items.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);
@@ -110,7 +134,7 @@ program
   .description("the files a run's workspace holds")
   .argument('<runId>')
   .action(async (runId: string) => {
-    const files = await client().call<{ items: { path: string; size: number }[] }>('GET', `/runs/${runId}/files`);
+    const files = await client().call<{ items: { path: string; size: number }[] }>('GET', runPath(runId, '/files'));
     print(files, () => files.items.map((f) => `${f.path}\t${f.size}`).join('\n') || '(no files)');
   });
 
@@ -120,7 +144,7 @@ program
   .argument('<runId>')
   .argument('<path>')
   .action(async (runId: string, path: string) => {
-    const text = await client().call<string>('GET', `/runs/${runId}/files/${path.split('/').map(encodeURIComponent).join('/')}`);
+    const text = await client().call<string>('GET', runPath(runId, `/files/${path.split('/').map(encodeURIComponent).join('/')}`));
     process.stdout.write(typeof text === 'string' ? text : JSON.stringify(text));
   });
 
@@ -129,7 +153,7 @@ program
   .description('cancel a running run')
   .argument('<runId>')
   .action(async (runId: string) => {
-    const answer = await client().call<{ runId: string; status: string }>('POST', `/runs/${runId}/cancel`);
+    const answer = await client().call<{ runId: string; status: string }>('POST', runPath(runId, '/cancel'));
     print(answer, () => `${answer.runId} ${answer.status}`);
   });
 
@@ -143,7 +167,7 @@ for (const decision of ['approve', 'deny'] as const) {
     .action(async (runId: string, toolUseId: string, opts: { reason?: string }) => {
       const answer = await client().call<DecisionRecorded>(
         'POST',
-        `/runs/${encodeURIComponent(runId)}/approvals/${encodeURIComponent(toolUseId)}`,
+        runPath(runId, `/approvals/${encodeURIComponent(toolUseId)}`),
         { decision, ...(opts.reason ? { reason: opts.reason } : {}) },
       );
       print(answer, () => `${answer.toolUseId} ${decision === 'approve' ? 'approved' : 'denied'}${answer.reason ? ` (${answer.reason})` : ''}`);
@@ -152,7 +176,7 @@ for (const decision of ['approve', 'deny'] as const) {
 
 function summary(run: RunView, files?: { path: string; size: number }[]): string {
   const lines = [`${run.runId} · ${run.mode} · ${run.status} · phase ${run.phase}`];
-  for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting).trimStart());
+  for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting, commandLine()).trimStart());
   if (run.plan) lines.push(`plan: ${run.plan.steps.length} steps for "${run.plan.goal}"`);
   if (run.result) lines.push('', run.result.response);
   if (run.error) lines.push(`error: ${run.error.code}${run.error.agent ? ` (${run.error.agent})` : ''}: ${run.error.message}`);

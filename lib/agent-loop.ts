@@ -7,10 +7,17 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { approvalRequestedDetailType, eventSource } from '../functions/core/events.js';
-import { transientModelErrors } from '../functions/core/model.js';
+import * as awsErrors from '../functions/adapters/aws/errors.js';
+import { transientErrorNames } from '../functions/core/errors.js';
+import * as model from '../functions/core/model.js';
+import * as externalTools from '../functions/core/tools/external.js';
+import * as workspace from '../functions/core/workspace.js';
 
-/** Errors a step throws that are worth retrying: the model's, the stores' and external tools' transient faults. */
-export const transientStepErrors = [...transientModelErrors, 'StoreUnavailable', 'WorkspaceUnavailable', 'ToolUnavailable'];
+/**
+ * Errors a step throws that are worth retrying: the model's, the stores' and external tools'
+ * transient faults, read from the classes these modules mark `transient`.
+ */
+export const transientStepErrors = transientErrorNames(model, awsErrors, workspace, externalTools);
 
 /** Lambda's own transient faults (the service, not the function). */
 export const lambdaServiceErrors = [

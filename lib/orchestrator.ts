@@ -5,7 +5,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { eventSource, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
+import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
+import type { AgentName } from '../functions/core/names.js';
+import { agentPhases } from '../functions/core/phases.js';
 import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
 
 export interface OrchestratorProps {
@@ -56,6 +58,8 @@ function retryServiceFaults<T extends sfn.TaskStateBase>(task: T): T {
  * it stored a plan, then the Coder's loop (phase `executing`), whose first message carries it.
  *
  * Input: `{ runId, mode, conversationId, maxIterations }`; `$.currentAgent` names the agent at work.
+ * A cancelled run's execution is stopped and announces nothing, so the cancel starts one more,
+ * `{ runId, announce: 'cancelled' }`, that only announces it.
  */
 export class Orchestrator extends Construct {
   public readonly stateMachine: sfn.StateMachine;
@@ -69,7 +73,7 @@ export class Orchestrator extends Construct {
     const catchAll = (task: sfn.TaskStateBase) => retryServiceFaults(task).addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     /** Records the phase and agent, then runs that agent's loop as a nested execution. */
-    const phase = (agent: 'single' | 'architect' | 'coder', phaseName: 'planning' | 'executing', conversationId: string) => {
+    const phase = (agent: AgentName, conversationId: string) => {
       const suffix = agent[0]?.toUpperCase() + agent.slice(1);
       const current = new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
       const mark = new tasks.DynamoUpdateItem(this, `Mark${suffix}`, {
@@ -80,7 +84,7 @@ export class Orchestrator extends Construct {
         conditionExpression: '#status = :running',
         expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
         expressionAttributeValues: {
-          ':phase': tasks.DynamoAttributeValue.fromString(phaseName),
+          ':phase': tasks.DynamoAttributeValue.fromString(agentPhases[agent]),
           ':agent': tasks.DynamoAttributeValue.fromString(agent),
           ':running': tasks.DynamoAttributeValue.fromString('running'),
           ':now': now,
@@ -108,9 +112,9 @@ export class Orchestrator extends Construct {
     };
 
     // Conversation ids follow functions/core/conversation.ts conversationIdOf: run/<runId>/<agent>.
-    const single = phase('single', 'executing', '$.conversationId');
-    const architect = phase('architect', 'planning', "States.Format('run/{}/architect', $.runId)");
-    const coder = phase('coder', 'executing', "States.Format('run/{}/coder', $.runId)");
+    const single = phase('single', '$.conversationId');
+    const architect = phase('architect', "States.Format('run/{}/architect', $.runId)");
+    const coder = phase('coder', "States.Format('run/{}/coder', $.runId)");
 
     const loadPlan = new tasks.DynamoGetItem(this, 'LoadPlan', {
       table,
@@ -233,11 +237,20 @@ export class Orchestrator extends Construct {
     markFailed.next(failed);
     markComplete.next(succeeded);
 
+    const cancelled = this.announce(
+      'Cancelled',
+      props,
+      runCancelledDetailType,
+      { status: 'cancelled', phase: 'cancelled' },
+      new sfn.Succeed(this, 'CancelAnnounced'),
+    );
+
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
       definitionBody: sfn.DefinitionBody.fromChainable(
         new sfn.Choice(this, 'Mode')
+          .when(sfn.Condition.and(sfn.Condition.isPresent('$.announce'), sfn.Condition.stringEquals('$.announce', 'cancelled')), cancelled)
           .when(sfn.Condition.stringEquals('$.mode', 'single'), single.chain)
           .otherwise(architect.chain),
       ),

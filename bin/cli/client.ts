@@ -2,9 +2,6 @@
  * The CLI's HTTP client: plain fetch against the local server, SigV4-signed requests (the
  * standard AWS credential chain) against a deployed API with IAM auth.
  */
-import { fromNodeProviderChain } from '@aws-sdk/credential-providers';
-import { AwsClient } from 'aws4fetch';
-
 /** An error answer of the API, shown as one line. */
 export class ApiFailure extends Error {
   override readonly name = 'ApiFailure';
@@ -26,6 +23,25 @@ export interface ClientOptions {
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
 
+/** The local server as `npm run dev` serves it: `http://127.0.0.1:$PORT`, PORT defaulting to 8787. */
+export function localEndpoint(port = process.env.PORT): string {
+  if (port === undefined || port === '') return 'http://127.0.0.1:8787';
+  if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65_535) {
+    throw new Error(`PORT must be a port number (1 to 65535), not "${port}"; or set STEPWISE_ENDPOINT to the API's URL.`);
+  }
+  return `http://127.0.0.1:${Number(port)}`;
+}
+
+/** Whether an endpoint (the flag or STEPWISE_ENDPOINT) is an http(s) URL. */
+export function isHttpUrl(value: string): boolean {
+  return URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
+}
+
+/** The API path of a run, its id escaped so that any id names that run. */
+export function runPath(runId: string, rest = ''): string {
+  return `/runs/${encodeURIComponent(runId)}${rest}`;
+}
+
 export function isLoopback(endpoint: string): boolean {
   const host = new URL(endpoint).hostname;
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
@@ -43,6 +59,8 @@ export class StepwiseClient {
     if (this.fetcher) return this.fetcher;
     const sign = this.options.sign ?? !isLoopback(this.options.endpoint);
     if (!sign) return (this.fetcher = (url, init) => fetch(url, init));
+    // Loaded only to sign: a command against the local server starts without them.
+    const [{ fromNodeProviderChain }, { AwsClient }] = await Promise.all([import('@aws-sdk/credential-providers'), import('aws4fetch')]);
     const credentials = await fromNodeProviderChain()();
     const aws = new AwsClient({
       accessKeyId: credentials.accessKeyId,
@@ -65,7 +83,8 @@ export class StepwiseClient {
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (error) {
-      throw new ApiFailure(0, 'Unreachable', `cannot reach ${this.base} (${error instanceof Error ? error.message : String(error)}); is "npm run dev" running?`);
+      const hint = isLoopback(this.base) ? '; is "npm run dev" running on that port?' : '';
+      throw new ApiFailure(0, 'Unreachable', `cannot reach ${this.base} (${error instanceof Error ? error.message : String(error)})${hint}`);
     }
     const text = await res.text();
     if (!res.ok) {

@@ -4,11 +4,14 @@
  * and token usage, then the result and the files written.
  */
 import type { RunView } from '../../functions/api/schemas.js';
-import type { StepwiseClient } from './client.js';
+import type { AgentName } from '../../functions/core/names.js';
+import { agentPhases } from '../../functions/core/phases.js';
+import type { Phase } from '../../functions/core/runs.js';
+import { type StepwiseClient, runPath } from './client.js';
 
 interface MessageItem {
   seq: number;
-  agent: string;
+  agent: AgentName;
   role: string;
   content: { type: string; name?: string; input?: unknown; text?: string; is_error?: boolean; content?: string }[];
 }
@@ -18,6 +21,8 @@ export interface FollowOptions {
   write?: (line: string) => void;
   /** Stop following after this long (ms); the run goes on. */
   timeoutMs?: number;
+  /** The command line that runs stepwise for this person, for the hints. @default 'stepwise' */
+  command?: string;
 }
 
 /** One tool call as a short line: `write_file src/app.ts`. */
@@ -29,30 +34,46 @@ export function describeToolCall(name: string, input: unknown): string {
   return key ? `${name} ${String(fields[key])}` : name;
 }
 
-/** A call waiting for a reviewer, with the commands that decide it. */
-export function describeWaiting(runId: string, waiting: RunView['waitingFor'][number]): string {
-  return `  ⏸ ${describeToolCall(waiting.name, waiting.input)} awaits approval: stepwise approve|deny ${runId} ${waiting.toolUseId} [--reason …]`;
+/** A call waiting for a reviewer, with the command that approves it, written after `command`. */
+export function describeWaiting(runId: string, waiting: RunView['waitingFor'][number], command = 'stepwise'): string {
+  const ids = `${shellWord(runId)} ${shellWord(waiting.toolUseId)}`;
+  return `  ⏸ ${describeToolCall(waiting.name, waiting.input)} awaits approval: ${command} approve ${ids} (or deny, with --reason "…")`;
 }
 
-/** Polls the run until it stops and prints what changed; returns the final run. */
+/** A word as a POSIX shell reads it back: as it is when that is safe, else single-quoted. */
+export function shellWord(word: string): string {
+  return /^[\w@%+=:,./-]+$/.test(word) ? word : `'${word.replaceAll("'", "'\\''")}'`;
+}
+
+/**
+ * Polls the run until it stops and prints what happened, in the order it happened: an agent's
+ * phase line before its first message, the final phase after the last message. Returns the
+ * final run.
+ */
 export async function follow(client: StepwiseClient, runId: string, options: FollowOptions = {}): Promise<RunView> {
   const write = options.write ?? ((line: string) => process.stdout.write(`${line}\n`));
   const interval = options.intervalMs ?? 500;
   const deadline = Date.now() + (options.timeoutMs ?? 24 * 60 * 60 * 1000);
   let lastPhase = '';
-  let lastAgent = '';
+  const phaseLine = (phase: Phase, agent?: AgentName) => {
+    const line = `phase ${phase}${agent ? ` · ${agent}` : ''}`;
+    if (line !== lastPhase) write((lastPhase = line));
+  };
+  const started = new Set<AgentName>();
+  const agentStarts = (agent: AgentName, phase: Phase) => {
+    if (started.has(agent)) return;
+    started.add(agent);
+    phaseLine(phase, agent);
+  };
   const seen = new Map<string, number>();
   const announced = new Set<string>();
   let run: RunView;
   for (;;) {
-    run = await client.call<RunView>('GET', `/runs/${runId}`);
-    const agent = run.currentAgent ?? '';
-    if (run.phase !== lastPhase || agent !== lastAgent) {
-      write(`phase ${run.phase}${agent ? ` · ${agent}` : ''}`);
-      lastPhase = run.phase;
-      lastAgent = agent;
-    }
+    // The record first, then the messages: the messages hold at least everything that happened
+    // before the record's state, so a phase change is never printed ahead of earlier messages.
+    run = await client.call<RunView>('GET', runPath(runId));
     for (const item of await newMessages(client, runId, seen)) {
+      agentStarts(item.agent, agentPhases[item.agent]);
       if (item.role !== 'assistant') {
         for (const block of item.content) {
           if (block.type === 'tool_result' && block.is_error) write(`  ✗ ${item.agent}: ${String(block.content).split('\n')[0]?.slice(0, 160)}`);
@@ -63,12 +84,17 @@ export async function follow(client: StepwiseClient, runId: string, options: Fol
         if (block.type === 'tool_use' && block.name) write(`  → ${item.agent}: ${describeToolCall(block.name, block.input)}`);
       }
     }
+    // An agent at work that has written nothing yet.
+    if (run.status === 'running' && run.currentAgent) agentStarts(run.currentAgent, run.phase);
     for (const waiting of run.waitingFor ?? []) {
       if (announced.has(waiting.toolUseId)) continue;
       announced.add(waiting.toolUseId);
-      write(describeWaiting(runId, waiting));
+      write(describeWaiting(runId, waiting, options.command));
     }
-    if (run.status !== 'running') break;
+    if (run.status !== 'running') {
+      phaseLine(run.phase, run.currentAgent);
+      break;
+    }
     if (Date.now() > deadline) break;
     await new Promise((resolve) => setTimeout(resolve, interval));
   }
@@ -84,7 +110,7 @@ async function newMessages(client: StepwiseClient, runId: string, seen: Map<stri
   do {
     const page = await client.call<{ items: MessageItem[]; nextCursor?: string }>(
       'GET',
-      `/runs/${runId}/messages${cursor ? `?cursor=${cursor}` : ''}`,
+      runPath(runId, `/messages${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
     );
     for (const item of page.items) {
       const key = `${item.agent}#${item.seq}`;

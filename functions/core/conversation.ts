@@ -62,6 +62,24 @@ export interface Conversation {
   pendingResults: (ToolResultBlock | undefined)[];
   /** The newest summary of older turns: the model is sent it instead of the messages before its cut. */
   compaction?: Compaction;
+  /**
+   * The calls answered without being run (denied by a reviewer, interrupted, refused before the
+   * tool was reached), as `callKey(seq, index)`; absent when every answered call ran.
+   */
+  notRun?: ReadonlySet<string>;
+}
+
+/** How `Conversation.notRun` names call `index` of assistant message `seq`. */
+export function callKey(seq: number, index: number): string {
+  return `${seq}/${index}`;
+}
+
+/** How a tool result came about, beside the result itself (the model sees only the result). */
+export interface ResultOptions {
+  /** The whole output of a result the model sees cut, kept beside it. */
+  fullOutput?: string;
+  /** `false` when the call was answered without running it: denied, interrupted or refused. @default true */
+  ran?: boolean;
 }
 
 /** One assistant turn and the results written so far for its calls (indexed by call position). */
@@ -85,11 +103,8 @@ export interface ConversationStore {
   /** Writes the message unless its `seq` is taken; `false` when it was (a retry or a race). */
   append(conversationId: string, message: NewMessage): Promise<boolean>;
   loadTurn(conversationId: string, seq: number): Promise<Turn | undefined>;
-  /**
-   * Stores the result of call `index` of message `seq` unless one is stored; returns the stored
-   * one. `fullOutput`, when the result is a cut view of a longer output, is kept beside it.
-   */
-  putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock>;
+  /** Stores the result of call `index` of message `seq` unless one is stored; returns the stored one. */
+  putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, options?: ResultOptions): Promise<ToolResultBlock>;
   /** Stores a summary unless one with the same cut is stored; returns the stored one. */
   putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction>;
 }
@@ -110,7 +125,7 @@ export function seqKey(seq: number): string {
 /** A stored item of a conversation: a message, the result of one call of a message, or a summary. */
 export type ConversationRecord =
   | ({ kind: 'message' } & NewMessage)
-  | { kind: 'result'; seq: number; index: number; result: ToolResultBlock }
+  | { kind: 'result'; seq: number; index: number; result: ToolResultBlock; ran?: boolean }
   | { kind: 'compaction'; compaction: Compaction };
 
 /**
@@ -121,6 +136,7 @@ export type ConversationRecord =
 export function assembleConversation(records: Iterable<ConversationRecord>): Conversation {
   const results = new Map<number, ToolResultBlock[]>();
   const messages: StoredMessage[] = [];
+  const notRun = new Set<string>();
   let compaction: Compaction | undefined;
   for (const record of records) {
     if (record.kind === 'compaction') {
@@ -128,6 +144,7 @@ export function assembleConversation(records: Iterable<ConversationRecord>): Con
       continue;
     }
     if (record.kind === 'result') {
+      if (record.ran === false) notRun.add(callKey(record.seq, record.index));
       const list = results.get(record.seq) ?? [];
       list[record.index] = record.result;
       results.set(record.seq, list);
@@ -151,6 +168,7 @@ export function assembleConversation(records: Iterable<ConversationRecord>): Con
     messages,
     pendingResults: last?.role === 'assistant' ? (results.get(last.seq) ?? []) : [],
     ...(compaction ? { compaction } : {}),
+    ...(notRun.size ? { notRun } : {}),
   };
 }
 

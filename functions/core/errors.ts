@@ -30,6 +30,24 @@ export class StoredDataInvalid extends StepwiseError {
   override readonly name = 'StoredDataInvalid';
 }
 
+/** A concrete class of the family, as a module exports it. */
+type StepwiseErrorClass = new (message: string) => StepwiseError;
+
+/**
+ * The names of the transient errors among the classes `modules` export, sorted. A state machine's
+ * `Retry` selects on these names, so the `transient` flag on a class is the one place an error is
+ * marked retryable.
+ */
+export function transientErrorNames(...modules: object[]): string[] {
+  const names = modules
+    .flatMap((module) => Object.values(module))
+    .filter((value): value is StepwiseErrorClass => typeof value === 'function' && value.prototype instanceof StepwiseError)
+    .map((ErrorClass) => new ErrorClass(''))
+    .filter((error) => error.transient)
+    .map((error) => error.name);
+  return [...new Set(names)].sort();
+}
+
 /** The message of an unknown thrown value. */
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);

@@ -11,10 +11,12 @@ export { ApprovalRequestedDetail } from './approvals.js';
 export const eventSource = 'stepwise';
 export const runSucceededDetailType = 'Stepwise Run Succeeded';
 export const runFailedDetailType = 'Stepwise Run Failed';
+/** A run was cancelled; announced once, however often the cancel is sent. */
+export const runCancelledDetailType = 'Stepwise Run Cancelled';
 /** A tool call waits for a reviewer; detail `ApprovalRequestedDetail`. */
 export const approvalRequestedDetailType = 'Stepwise Approval Requested';
 
-/** The detail of `Stepwise Run Succeeded` and `Stepwise Run Failed` (source `stepwise`). */
+/** The detail of `Stepwise Run Succeeded`, `Stepwise Run Failed` and `Stepwise Run Cancelled` (source `stepwise`). */
 export const RunCompletedDetail = z.object({
   runId: z.string(),
   status: RunStatus,

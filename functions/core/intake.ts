@@ -88,13 +88,22 @@ export interface RunStarter {
   start(input: OrchestratorInput): Promise<void>;
   /** Stops the run's executions, nested ones included. */
   stop(runId: string, reason: string): Promise<void>;
+  /**
+   * Has the orchestrator announce that the run was cancelled (`Stepwise Run Cancelled`), once
+   * however often it is asked: a stopped execution announces nothing itself.
+   */
+  announceCancelled(runId: string): Promise<void>;
 }
 
-/** Cancels a running run: marks it cancelled, then stops its executions. `false` when it was not running. */
+/**
+ * Cancels a running run: marks it cancelled, stops its executions, then announces it. `false`
+ * when it was not running.
+ */
 export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | 'starter'>): Promise<boolean> {
-  // Repeatable: a cancel whose stop failed can be sent again and stops the executions then.
+  // Repeatable: a cancel whose stop or announcement failed can be sent again and completes then.
   if (!(await deps.runs.cancel(runId)) && (await deps.runs.get(runId))?.status !== 'cancelled') return false;
   await deps.starter.stop(runId, 'Cancelled on request.');
+  await deps.starter.announceCancelled(runId);
   return true;
 }
 

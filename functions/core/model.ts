@@ -107,9 +107,6 @@ export class ModelNotConfigured extends StepwiseError {
   override readonly name = 'ModelNotConfigured';
 }
 
-/** Names of the model errors a state machine `Retry` should select. */
-export const transientModelErrors = ['ModelThrottled', 'ModelOverloaded', 'ModelUnavailable', 'ModelResponseEmpty'] as const;
-
 export const ModelSettings = z.object({
   model: z.string().min(1),
   maxTokens: z.number().int().positive(),

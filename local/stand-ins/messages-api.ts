@@ -6,7 +6,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { toolUses } from '../../functions/core/messages.js';
-import { type ScriptedTurn, estimateTokens } from '../../functions/adapters/model/scripted.js';
+import { type ScriptedTurn, estimateTokens, scriptTurn } from '../../functions/adapters/model/scripted.js';
 
 /** One scripted answer to one request. */
 export type Reply =
@@ -39,6 +39,18 @@ export function scriptedReplies(replies: Reply[]): Responder {
   const queue = [...replies];
   return () =>
     queue.shift() ?? { status: 500, type: 'api_error', message: 'The local script has no reply left for this request.' };
+}
+
+/**
+ * A script replayed for every run from its first turn (`STEPWISE_SCRIPT`): each request is
+ * answered with the turn its run has reached, read from the request (`scriptPosition`), so runs
+ * may overlap and a retried step gets its turn again. Past the script's end, a 500 that says so.
+ */
+export function replayedScript(script: readonly ScriptedTurn[]): Responder {
+  return (body) => {
+    const turn = scriptTurn(script, body);
+    return turn ? { turn } : { status: 500, type: 'api_error', message: 'The local script has no turn left for this run.' };
+  };
 }
 
 export interface MessagesApiOptions {

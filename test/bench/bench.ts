@@ -62,9 +62,9 @@ const growthIterations = 6;
 async function measure(iterations: number) {
   const dir = mkdtempSync(join(tmpdir(), 'stepwise-bench-'));
   const scriptFile = join(dir, 'script.json');
-  // One script for every run, consumed in order: the long run, then one per history length.
-  const turns = [...script(iterations - 1), ...growthLengths.flatMap(() => script(growthIterations - 1))];
-  writeFileSync(scriptFile, JSON.stringify(turns));
+  // Every run replays the script from its first turn: the long run to its end, the growth runs
+  // for their first iterations, where their limit stops them.
+  writeFileSync(scriptFile, JSON.stringify(script(iterations - 1)));
   let starts: number[] = [];
   let invocations = 0;
   const stack = await startLocalStack({
@@ -105,7 +105,7 @@ async function measure(iterations: number) {
         const role = seq % 2 === 0 ? 'user' : 'assistant';
         await conversations.append(`session/${sessionId}`, { seq, role, content: [{ type: 'text', text: `${role} turn ${seq}: ${'lorem ipsum '.repeat(15)}` }], meta: { runId: 'seed', iteration: seq } });
       }
-      growth.push({ history, ...(await runOnce({ goal: 'bench', mode: 'single', sessionId, maxIterations: 20 })) });
+      growth.push({ history, ...(await runOnce({ goal: 'bench', mode: 'single', sessionId, maxIterations: growthIterations })) });
     }
     return { main, growth };
   } finally {

@@ -1,23 +1,15 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
-import { Template } from 'aws-cdk-lib/assertions';
+import type { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { exampleApp } from '../../bin/example-app.js';
 import { StepwiseAgents } from '../../lib/index.js';
-import { nagViolations } from '../support/nag.js';
+import { synthesize } from '../support/synth.js';
 
 let template: Template;
 let violations: string[];
 
 beforeAll(() => {
-  // Lambda code is not bundled: these tests read the template.
-  const app = exampleApp(new App({ outdir: mkdtempSync(join(tmpdir(), 'stepwise-example-')), context: { 'aws:cdk:bundling-stacks': [] } }));
-  // cdk-nag first: a template read before would leave a synthesized app that nag never checks.
-  violations = nagViolations(app);
-  const stack = app.node.findChild('ResearchAssistant') as Stack;
-  template = Template.fromJSON(app.synth().getStackArtifact(stack.artifactId).template);
+  ({ template, violations } = synthesize((app) => exampleApp(app).node.findChild('ResearchAssistant') as Stack, { nag: true }));
 }, 120_000);
 
 describe('the example app (StepwiseAgents in a stack of your own)', () => {

@@ -1,29 +1,14 @@
-import { App, Stack } from 'aws-cdk-lib';
-import { Match, Template } from 'aws-cdk-lib/assertions';
+import { Stack } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
 import * as sns from 'aws-cdk-lib/aws-sns';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
-
-/** A stack synthesized without bundling the Lambda code (these tests read the template only). */
-function synth(build: (app: App) => Stack): Template {
-  return Template.fromStack(build(new App({ context: { 'aws:cdk:bundling-stacks': [] } })));
-}
+import { synthesize } from '../support/synth.js';
+import { logicalIdOf, stepwiseStack } from '../support/template.js';
 
 type Resource = { Properties: Record<string, unknown> };
-let template: Template;
-let alarms: Resource[];
-
-beforeAll(() => {
-  template = synth((app) => new StepwiseStack(app, 'Stepwise'));
-  alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
-}, 60_000);
-
-/** The logical id of the one resource of `type` whose id contains `part`. */
-function idOf(part: string, type: string): string {
-  const ids = Object.keys(template.findResources(type)).filter((id) => id.includes(part));
-  expect(ids).toHaveLength(1);
-  return ids[0] as string;
-}
+const { template } = stepwiseStack();
+const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as Resource[];
 
 /** The alarms on `metricName` in `namespace`, by the dimension value they watch. */
 function alarmsOn(namespace: string, metricName: string): Resource[] {
@@ -40,7 +25,7 @@ const oneOrMore = {
 
 describe('Observability', () => {
   it('alarms on failed, timed-out and throttled executions of both state machines', () => {
-    const machines = ['Orchestrator', 'AgentLoop'].map((part) => ({ Ref: idOf(part, 'AWS::StepFunctions::StateMachine') }));
+    const machines = ['Orchestrator', 'AgentLoop'].map((prefix) => ({ Ref: logicalIdOf(template, prefix, 'AWS::StepFunctions::StateMachine') }));
     for (const metricName of ['ExecutionsFailed', 'ExecutionsTimedOut', 'ExecutionThrottled']) {
       const found = alarmsOn('AWS/States', metricName);
       expect(found.map((a) => a.Properties.Dimensions)).toEqual(
@@ -68,7 +53,7 @@ describe('Observability', () => {
     expect(alarm?.Properties).toMatchObject({
       ...oneOrMore,
       Statistic: 'Maximum',
-      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [idOf('DeadLetters', 'AWS::SQS::Queue'), 'QueueName'] } }],
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalIdOf(template, 'FrontDoorDeadLetters', 'AWS::SQS::Queue'), 'QueueName'] } }],
     });
   });
 
@@ -78,11 +63,9 @@ describe('Observability', () => {
   });
 
   it('notifies an SNS topic from every alarm when one is given', () => {
-    const withTopic = synth((app) => {
-      const stack = new Stack(app, 'Topic');
-      new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(stack, 'Alarms') });
-      return app.node.findChild('Alarmed') as Stack;
-    });
+    const { template: withTopic } = synthesize(
+      (app) => new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(new Stack(app, 'Topic'), 'Alarms') }),
+    );
     const found = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Resource[];
     expect(found).toHaveLength(17);
     for (const alarm of found) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('Topic');

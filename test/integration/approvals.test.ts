@@ -84,7 +84,7 @@ describe('a tool call that needs approval', () => {
     });
     const run = await local.waitFor(runId);
 
-    expect(run.status).toBe('succeeded');
+    expect(run).toMatchObject({ status: 'succeeded', result: { response: 'Understood, I will not write it.', actionsTaken: [] } });
     expect(await files(runId)).toEqual([]);
     const [result] = lastUserMessage('deny', 1);
     expect(result).toMatchObject({ tool_use_id: 'toolu_d', is_error: true });
@@ -116,7 +116,11 @@ describe('a tool call that needs approval', () => {
     expect(local.book.requests.get('parallel')).toHaveLength(1);
 
     expect((await decide(runId, 'toolu_b', { decision: 'deny', reason: 'one file is enough' })).status).toBe(202);
-    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    // The denied call is no action taken; the approved one and the ungated one are.
+    expect((await local.waitFor(runId)).result?.actionsTaken).toEqual([
+      'write_file {"path":"a.md","content":"A"}',
+      'calculator {"operation":"add","a":1,"b":2}',
+    ]);
     expect(await files(runId)).toEqual([{ path: 'a.md', size: 1 }]);
     const results = lastUserMessage('parallel', 1);
     expect(results.map((r) => [r.tool_use_id, r.is_error === true])).toEqual([

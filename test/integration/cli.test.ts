@@ -1,27 +1,53 @@
-import { spawn } from 'node:child_process';
-import { describe, expect, it } from 'vitest';
+import { execFileSync, spawn } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
 const local = useLocalStack();
 
-/** Starts the stepwise CLI as a person would, against the local server; its output so far is readable while it runs. */
-function cliLive(...args: string[]) {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bin/stepwise.ts', '--endpoint', local.stack.url, ...args], {
-    env: { ...process.env, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+// The bundle the command runs, as `npm ci` builds it (through `prepare`), from the sources as they are now.
+beforeAll(() => {
+  execFileSync('npm', ['run', '--silent', 'build:cli'], { stdio: 'ignore' });
+});
+
+type Ran = { code: number | null; stdout: string; stderr: string };
+
+/**
+ * Starts the stepwise CLI as a person would (the installed command, or through npm as the README
+ * shows), with these variables set and none of the caller's STEPWISE_ENDPOINT, PORT or npm
+ * variables; its output so far is readable while it runs.
+ */
+function spawnCli(args: string[], env: Record<string, string> = {}, via: 'stepwise' | 'npm' = 'stepwise') {
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^(STEPWISE_ENDPOINT|PORT|npm_.*)$/.test(name)));
+  const [command, ...commandArgs] = via === 'npm' ? ['npm', 'run', 'stepwise', '--', ...args] : [process.execPath, 'bin/stepwise.mjs', ...args];
+  const child = spawn(command ?? '', commandArgs, {
+    env: { ...inherited, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env },
   });
   const out = { stdout: '', stderr: '' };
   child.stdout.on('data', (d: Buffer) => (out.stdout += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out.stderr += d.toString()));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+  const done = new Promise<Ran>((resolve) =>
     child.on('close', (code) => resolve({ code, ...out })),
   );
   return { out, done };
 }
 
-/** Runs the stepwise CLI to the end. */
-function cli(...args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** Starts the stepwise CLI against the local server. */
+function cliLive(...args: string[]) {
+  return spawnCli(['--endpoint', local.stack.url, ...args]);
+}
+
+/** Runs the stepwise CLI against the local server to the end. */
+function cli(...args: string[]): Promise<Ran> {
   return cliLive(...args).done;
+}
+
+/** Runs the stepwise CLI to the end with these variables and no --endpoint of its own. */
+function cliWith(env: Record<string, string>, ...args: string[]): Promise<Ran> {
+  return spawnCli(args, env).done;
 }
 
 async function until(check: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
@@ -31,6 +57,15 @@ async function until(check: () => boolean, what: string, timeoutMs = 30_000): Pr
     await new Promise((r) => setTimeout(r, 50));
   }
 }
+
+/** What a followed run printed between its id and its final status line. */
+function progressOf(stdout: string): string[] {
+  const lines = stdout.split('\n');
+  return lines.slice(1, lines.findIndex((line) => /^(succeeded|failed|cancelled) · /.test(line)));
+}
+
+/** The progress of the scripted multi-agent run below, in the order things happen. */
+const multiProgress = ['phase planning · architect', '  → architect: finish_plan (1 steps)', 'phase executing · coder', '  → coder: write_file notes.md', 'phase complete'];
 
 const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
 
@@ -46,14 +81,24 @@ describe('the stepwise CLI', () => {
 
     expect(stderr).toBe('');
     expect(code).toBe(0);
-    const lines = stdout.trim().split('\n');
-    const phases = lines.filter((l) => l.startsWith('phase ')).map((l) => l.replace(/^phase /, ''));
-    expect(phases.filter((p) => p !== 'idle')).toEqual(['planning · architect', 'executing · coder', 'complete']);
-    expect(lines).toContain('  → architect: finish_plan (1 steps)');
-    expect(lines).toContain('  → coder: write_file notes.md');
+    expect(progressOf(stdout)).toEqual(multiProgress);
     expect(stdout).toMatch(/succeeded · iterations: architect 1, coder 2 · tokens: \d+ in, \d+ out/);
     expect(stdout).toContain('Wrote notes.md.');
     expect(stdout).toContain('files: notes.md');
+  }, 60_000);
+
+  it('prints a multi-agent run in the order it happened when one poll finds it further on than the last', async () => {
+    // No model delays: the Architect and the Coder finish between two polls, so the record shows
+    // a later phase than the messages not printed yet.
+    const tag = local.book.add(
+      'cli-multi-fast',
+      { turn: use(['toolu_p', 'finish_plan', plan]) },
+      { turn: use(['toolu_w', 'write_file', { path: 'notes.md', content: '# Notes\n' }]) },
+      { turn: say('Wrote notes.md.') },
+    );
+    const { code, stdout } = await cli('run', `${tag} Write notes.`, '--follow');
+    expect(code).toBe(0);
+    expect(progressOf(stdout)).toEqual(multiProgress);
   }, 60_000);
 
   it('exits non-zero on a failing run and prints the error in one line', async () => {
@@ -85,11 +130,18 @@ describe('the stepwise CLI', () => {
     const following = cliLive('run', `${tag} Write two files.`, '--mode', 'single', '--require-approval', 'write_file', '--follow');
     await until(() => (following.out.stdout.match(/⏸/g) ?? []).length === 2, 'two calls waiting for approval');
     const runId = /^run (\S+)$/m.exec(following.out.stdout)?.[1] ?? '';
-    expect(following.out.stdout).toContain(`  ⏸ write_file keep.md awaits approval: stepwise approve|deny ${runId} toolu_keep [--reason …]`);
-    expect(following.out.stdout).toContain(`  ⏸ write_file drop.md awaits approval: stepwise approve|deny ${runId} toolu_drop [--reason …]`);
-    expect((await cli('status', runId)).stdout).toContain(`⏸ write_file keep.md awaits approval`);
+    const approve = (id: string) => `stepwise --endpoint ${local.stack.url} approve ${runId} ${id}`;
+    expect(following.out.stdout).toContain(`  ⏸ write_file keep.md awaits approval: ${approve('toolu_keep')} (or deny, with --reason "…")\n`);
+    expect(following.out.stdout).toContain(`  ⏸ write_file drop.md awaits approval: ${approve('toolu_drop')} (or deny, with --reason "…")\n`);
+    expect((await cli('status', runId)).stdout).toContain(`⏸ write_file keep.md awaits approval: ${approve('toolu_keep')}`);
+    // Run through npm, as the README does, it shows the command through npm.
+    expect((await spawnCli(['--endpoint', local.stack.url, 'status', runId], {}, 'npm').done).stdout).toContain(
+      `⏸ write_file keep.md awaits approval: npm run stepwise -- --endpoint ${local.stack.url} approve ${runId} toolu_keep (or deny`,
+    );
 
-    expect(await cli('approve', runId, 'toolu_keep')).toEqual({ code: 0, stdout: 'toolu_keep approved\n', stderr: '' });
+    // The command shown, run as it reads.
+    const shown = approve('toolu_keep').split(' ').slice(1);
+    expect(await cliWith({}, ...shown)).toEqual({ code: 0, stdout: 'toolu_keep approved\n', stderr: '' });
     // The run still waits for the other call, so this is a second decision, refused.
     const again = await cli('deny', runId, 'toolu_keep');
     expect([again.code, again.stderr]).toEqual([1, expect.stringMatching(/^error: ApprovalAlreadyDecided: Tool call toolu_keep of run \S+ was already decided: approve/)]);
@@ -101,9 +153,35 @@ describe('the stepwise CLI', () => {
 
     const { code, stdout } = await following.done;
     expect(code).toBe(0);
-    expect(stdout).toContain('  ✗ single: A reviewer denied this tool call: one file is enough');
+    expect(progressOf(stdout).slice(-2)).toEqual(['  ✗ single: A reviewer denied this tool call: one file is enough', 'phase complete']);
     expect(stdout).toContain('Kept one file.');
     expect(stdout).toContain('files: keep.md');
+  }, 60_000);
+
+  it('talks to --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT', async () => {
+    const run = await local.run(`${local.book.add('cli-endpoint', { turn: say('ok') })} Say ok.`);
+    const answered = { code: 0, stdout: `${run.runId} · single · succeeded · phase complete\n\nok\n`, stderr: '' };
+    const { port } = new URL(local.stack.url);
+    const unused = 'http://127.0.0.1:9';
+
+    expect(await cliWith({ PORT: port }, 'status', run.runId)).toEqual(answered);
+    expect(await cliWith({ PORT: '9', STEPWISE_ENDPOINT: local.stack.url }, 'status', run.runId)).toEqual(answered);
+    expect(await cliWith({ STEPWISE_ENDPOINT: unused }, '--endpoint', local.stack.url, 'status', run.runId)).toEqual(answered);
+    const offline = await cliWith({ PORT: '9' }, 'status', run.runId);
+    expect([offline.code, offline.stderr]).toEqual([1, expect.stringMatching(/^error: Unreachable: cannot reach http:\/\/127\.0\.0\.1:9 /)]);
+    expect(await cliWith({ PORT: 'eighty' }, 'status', run.runId)).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: 'error: PORT must be a port number (1 to 65535), not "eighty"; or set STEPWISE_ENDPOINT to the API\'s URL.\n',
+    });
+    const notUrl = await cliWith({ STEPWISE_ENDPOINT: 'localhost:8787' }, 'status', run.runId);
+    expect([notUrl.code, notUrl.stderr]).toEqual([1, expect.stringContaining("value 'localhost:8787' from env 'STEPWISE_ENDPOINT' is invalid. must be an http(s) URL")]);
+  }, 60_000);
+
+  it('names any run id in its requests as given, escaped', async () => {
+    expect(await cli('status', 'a/b?c')).toEqual({ code: 1, stdout: '', stderr: 'error: RunNotFound: No run a/b?c.\n' });
+    const files = await cli('files', 'a/b');
+    expect([files.code, files.stderr]).toEqual([1, 'error: RunNotFound: No run a/b.\n']);
   }, 60_000);
 
   it('prints status, files and a file, and JSON for scripts', async () => {
@@ -114,4 +192,50 @@ describe('the stepwise CLI', () => {
     expect((await cli('files', run.runId)).stdout).toBe('a/b.txt\t5\n');
     expect((await cli('cat', run.runId, 'a/b.txt')).stdout).toBe('hello');
   }, 60_000);
+});
+
+describe('the stepwise command', () => {
+  /** A copy of the command beside a stand-in bundle and source that each say which of them ran. */
+  function commandCopy(): string {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-command-'));
+    mkdirSync(join(dir, 'bin'));
+    mkdirSync(join(dir, 'dist'));
+    symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
+    copyFileSync('bin/stepwise.mjs', join(dir, 'bin/stepwise.mjs'));
+    writeFileSync(join(dir, 'bin/stepwise.ts'), "const ran: string = 'source';\nconsole.log(ran);\n");
+    const past = new Date(Date.now() - 60_000);
+    utimesSync(join(dir, 'bin/stepwise.ts'), past, past);
+    writeFileSync(join(dir, 'dist/stepwise.mjs'), "console.log('bundle');\n");
+    writeFileSync(join(dir, 'dist/stepwise.meta.json'), JSON.stringify({ inputs: { 'bin/stepwise.ts': {} }, outputs: {} }));
+    return dir;
+  }
+
+  const ranFrom = (dir: string) => execFileSync(process.execPath, [join(dir, 'bin/stepwise.mjs')], { encoding: 'utf8' }).trim();
+
+  it('runs the bundle while no source it was built from is newer, else the sources through tsx', () => {
+    const dir = commandCopy();
+    try {
+      expect(ranFrom(dir)).toBe('bundle');
+      const later = new Date(Date.now() + 60_000);
+      utimesSync(join(dir, 'bin/stepwise.ts'), later, later);
+      expect(ranFrom(dir)).toBe('source');
+      rmSync(join(dir, 'dist'), { recursive: true });
+      expect(ranFrom(dir)).toBe('source');
+    } finally {
+      rmSync(dir, { recursive: true });
+    }
+  }, 30_000);
+
+  // What the bundle loads is what every command pays for before it answers: core modules would
+  // bring zod and the tools, the signing packages are for deployed APIs only.
+  it('carries the CLI sources alone, and loads the signing packages only to sign', () => {
+    const meta = JSON.parse(readFileSync('dist/stepwise.meta.json', 'utf8')) as {
+      inputs: Record<string, unknown>;
+      outputs: Record<string, { imports: { path: string; kind: string }[] }>;
+    };
+    expect(Object.keys(meta.inputs).sort()).toEqual(['bin/cli/client.ts', 'bin/cli/follow.ts', 'bin/stepwise.ts', 'functions/core/phases.ts']);
+    const imports = meta.outputs['dist/stepwise.mjs']?.imports ?? [];
+    const loaded = (kind: string) => imports.filter((i) => i.kind === kind).map((i) => i.path).sort();
+    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
+  });
 });

@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { RunCompletedDetail } from '../../functions/core/events.js';
 import type { Run } from '../../functions/core/runs.js';
+import type { LocalEvent } from '../../local/runtime/runtime.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
@@ -117,7 +119,7 @@ describe('multi-agent runs: the Architect plans, the Coder builds', () => {
     expect(event).toMatchObject({ detailType: 'Stepwise Run Failed', detail: { error: { code: 'MaxIterationsExceeded', agent: 'coder' } } });
   });
 
-  it('cancels a run mid-way: the executions stop and the run ends cancelled', async () => {
+  it('cancels a run mid-way: the executions stop, the run ends cancelled and says so on the bus once', async () => {
     const tag = local.book.add(
       'cancel',
       { turn: use(['toolu_p', 'finish_plan', plan]) },
@@ -136,12 +138,20 @@ describe('multi-agent runs: the Architect plans, the Coder builds', () => {
 
     const run = (await local.get(`/runs/${runId}`)).body as unknown as Run;
     expect(run).toMatchObject({ status: 'cancelled', phase: 'cancelled' });
+    // Cancel is repeatable (a retry after a failed stop or announcement); a finished run answers 409.
+    expect((await local.post(`/runs/${runId}/cancel`, {})).status).toBe(202);
+    await local.stack.runtime.idle();
     expect(local.stack.runtime.list().filter((e) => e.name.startsWith(runId)).map((e) => [e.name.replace(runId, ''), e.status])).toEqual([
       ['', 'ABORTED'],
       ['-architect', 'SUCCEEDED'],
       ['-coder', 'ABORTED'],
+      // The announcement: a stopped execution announces nothing itself.
+      ['-cancelled', 'SUCCEEDED'],
     ]);
-    // Cancel is repeatable (a retry after a failed stop); a finished run answers 409.
-    expect((await local.post(`/runs/${runId}/cancel`, {})).status).toBe(202);
+    const events = (await local.get('/_local/events')).body.items as LocalEvent[];
+    const announced = events.filter((e) => (e.detail as { runId?: string }).runId === runId && e.detailType.startsWith('Stepwise Run'));
+    expect(announced.map((e) => [e.source, e.detailType])).toEqual([['stepwise', 'Stepwise Run Cancelled']]);
+    const counted = { inputTokens: expect.any(Number), outputTokens: expect.any(Number), cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    expect(RunCompletedDetail.parse(announced[0]?.detail)).toEqual({ runId, status: 'cancelled', phase: 'cancelled', usage: counted });
   });
 });

@@ -14,6 +14,10 @@ export class RecordingStarter implements RunStarter {
   async stop(runId: string): Promise<void> {
     this.stopped.push(runId);
   }
+  readonly announced: string[] = [];
+  async announceCancelled(runId: string): Promise<void> {
+    if (!this.announced.includes(runId)) this.announced.push(runId);
+  }
 }
 
 export class MemoryIdempotency implements IdempotencyStore {

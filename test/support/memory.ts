@@ -10,6 +10,7 @@ import {
   type ConversationRecord,
   type ConversationStore,
   type NewMessage,
+  type ResultOptions,
   type Turn,
   assembleConversation,
   seqKey,
@@ -60,14 +61,14 @@ export class MemoryConversationStore implements ConversationStore {
 
   readonly fullOutputs = new Map<string, string>();
 
-  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock> {
+  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, options: ResultOptions = {}): Promise<ToolResultBlock> {
     const key = `m#${seqKey(seq)}#r#${index.toString().padStart(4, '0')}`;
     const p = this.partition(conversationId);
     const existing = p.get(key);
     if (existing?.kind === 'result') return structuredClone(existing.result);
     this.writes++;
-    p.set(key, { kind: 'result', seq, index, result: structuredClone(result) });
-    if (fullOutput !== undefined) this.fullOutputs.set(`${conversationId}/${key}`, fullOutput);
+    p.set(key, { kind: 'result', seq, index, result: structuredClone(result), ...(options.ran === false ? { ran: false } : {}) });
+    if (options.fullOutput !== undefined) this.fullOutputs.set(`${conversationId}/${key}`, options.fullOutput);
     return result;
   }
 

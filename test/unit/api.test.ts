@@ -176,11 +176,27 @@ describe('the run routes', () => {
     expect(api.starter.stopped).toEqual(['run-1']);
   });
 
+  it('answers a cancel sent again 202, announcing the run once, and a run that ended 409', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    const cancelled = { status: 202, body: { runId: 'run-1', status: 'cancelled', phase: 'cancelled' } };
+    expect(await api.request('POST', '/runs/run-1/cancel')).toEqual(cancelled);
+    expect(await api.request('POST', '/runs/run-1/cancel')).toEqual(cancelled);
+    expect(api.starter.announced).toEqual(['run-1']);
+    await api.runs.finish('run-2', { status: 'failed', phase: 'failed' });
+    expect(await api.request('POST', '/runs/run-2/cancel')).toEqual({
+      status: 409,
+      body: { error: { code: 'RunNotRunning', message: 'Run run-2 is failed; only a running run can be cancelled.' } },
+    });
+  });
+
   it('cancels a running run once', async () => {
     const api = memoryApi();
     await api.request('POST', '/runs', { goal, mode: 'single' });
     expect(await api.request('POST', '/runs/run-1/cancel')).toEqual({ status: 202, body: { runId: 'run-1', status: 'cancelled', phase: 'cancelled' } });
     expect(api.starter.stopped).toEqual(['run-1']);
+    expect(api.starter.announced).toEqual(['run-1']);
     await api.runs.finish('run-1', { status: 'succeeded', phase: 'complete' });
     expect(await api.request('POST', '/runs/run-1/cancel')).toMatchObject({ status: 409, body: { error: { code: 'RunNotRunning' } } });
   });

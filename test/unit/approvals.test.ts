@@ -9,7 +9,7 @@ import {
 } from '../../functions/core/approvals.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
-import { memoryCore, use } from '../support/agents.js';
+import { memoryCore, say, use } from '../support/agents.js';
 import { MemoryApprovalStore, RecordingTokens } from '../support/memory.js';
 
 const call = { runId: 'run-1', agent: 'single' as const, seq: 1, toolUseId: 'toolu_w' };
@@ -131,6 +131,21 @@ describe('the tool step of a gated call', () => {
     expect(result?.content).toBe(
       'A reviewer denied this tool call: wrong folder\nThe call was not run. Do not repeat it unchanged; choose another way or explain what you need.',
     );
+  });
+
+  it('leaves a denied call out of the actions the run took', async () => {
+    const { deps, run, model, runs } = await gatedCore(use(['toolu_w', 'write_file', input], ['toolu_c', 'calculator', { operation: 'add', a: 1, b: 1 }]));
+    await requestApproval({ step: 'request', ...call }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'deny', reason: 'wrong folder' }, 'reviewer-1', deps);
+    await toolStep({ ...call, needsApproval: true }, deps);
+    await toolStep({ ...call, toolUseId: 'toolu_c' }, deps);
+    model.addTurn(say('1 + 1 = 2; I did not write a.md.'));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, deps);
+
+    expect(runs.runs.get('run-1')?.result).toEqual({
+      response: '1 + 1 = 2; I did not write a.md.',
+      actionsTaken: ['calculator {"operation":"add","a":1,"b":1}'],
+    });
   });
 
   it('denies an undecided call (its wait timed out) with reason timeout, once', async () => {

@@ -24,4 +24,18 @@ describe('SfnRunStarter', () => {
     await new SfnRunStarter(new SFNClient({ region: 'us-east-1' }), arn, (i) => started.push(i)).start(input);
     expect(started).toEqual([]);
   });
+
+  it('announces a cancelled run with an execution named after it, once however often it is asked, counting no run started', async () => {
+    const sfn = mockClient(SFNClient);
+    sfn.on(StartExecutionCommand).resolvesOnce({ executionArn: `${arn}:run-1-cancelled`, startDate: new Date() }).rejects(new ExecutionAlreadyExists({ message: 'exists', $metadata: {} }));
+    const started: OrchestratorInput[] = [];
+    const starter = new SfnRunStarter(new SFNClient({ region: 'us-east-1' }), arn, (i) => started.push(i));
+    await starter.announceCancelled('run-1');
+    await starter.announceCancelled('run-1');
+    expect(sfn.commandCalls(StartExecutionCommand).map((c) => c.args[0].input)).toEqual([
+      { stateMachineArn: arn, name: 'run-1-cancelled', input: JSON.stringify({ runId: 'run-1', announce: 'cancelled' }) },
+      { stateMachineArn: arn, name: 'run-1-cancelled', input: JSON.stringify({ runId: 'run-1', announce: 'cancelled' }) },
+    ]);
+    expect(started).toEqual([]);
+  });
 });

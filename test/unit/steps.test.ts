@@ -135,6 +135,34 @@ describe('inferenceStep', () => {
     });
   });
 
+  it('lists as actions taken only the calls that ran: not those refused, interrupted or never answered', async () => {
+    const core = await memoryCore('Compute, then write.');
+    const add = { operation: 'add', a: 2, b: 3 };
+    core.model.addTurn(
+      use(['toolu_1', 'write_file', { path: 'a.txt', content: 'x' }]),
+      use(['toolu_2', 'calculator', add], ['toolu_3', 'no_such_tool', {}], ['toolu_4', 'calculator', { operation: 'root', a: 1, b: 1 }]),
+      use(['toolu_5', 'calculator', { operation: 'divide', a: 1, b: 0 }]),
+      { content: [{ type: 'text', text: '5' }, { type: 'tool_use', id: 'toolu_6', name: 'calculator', input: add }], stopReason: 'end_turn' },
+    );
+    const step = (iteration: number) => inferenceStep({ runId: 'run-1', agent: 'single', iteration }, core.deps);
+    const runTools = async ({ seq, toolCalls }: { seq: number; toolCalls: { id: string }[] }) => {
+      for (const call of toolCalls) await toolStep({ runId: 'run-1', agent: 'single', seq, toolUseId: call.id }, core.deps);
+    };
+    // The first turn's tool step is lost: the next step answers its call as interrupted.
+    await step(0);
+    await runTools(await step(1));
+    await runTools(await step(2));
+    await step(3);
+
+    // A tool that ran and failed (divide by zero) is an action; the unknown tool and the invalid
+    // input were refused before running, and the final turn's call was never run.
+    expect(core.runs.runs.get('run-1')?.result).toEqual({
+      response: '5',
+      actionsTaken: ['calculator {"operation":"add","a":2,"b":3}', 'calculator {"operation":"divide","a":1,"b":0}'],
+    });
+    expect(core.workspaces.get('run-1')?.files.size ?? 0).toBe(0);
+  });
+
   it('never runs a tool call cut off by max_tokens, and tells the model', async () => {
     const core = await memoryCore();
     core.model.addTurn({ ...use(['toolu_1', 'write_file', { path: 'a.txt' }]), stopReason: 'max_tokens' }, say('retrying later'));

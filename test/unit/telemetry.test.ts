@@ -30,7 +30,7 @@ vi.mock('../../functions/wiring/workspaces.js', () => ({
 }));
 vi.mock('../../functions/wiring/intake.js', () => ({
   intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onStarted?: (input: OrchestratorInput) => void } = {}) => {
-    const starter: RunStarter = { start: async (input) => hooks.onStarted?.(input), stop: async () => undefined };
+    const starter: RunStarter = { start: async (input) => hooks.onStarted?.(input), stop: async () => undefined, announceCancelled: async () => undefined };
     return { runs: shared.core.runs, starter, newId: () => 'run-evt' };
   },
   deadLettersFrom: () => ({ send: async () => undefined }),

@@ -44,6 +44,24 @@ export class SfnRunStarter implements RunStarter {
     }
   }
 
+  /**
+   * Starts the orchestrator's announcement of a cancelled run as an execution of its own, named
+   * `<runId>-cancelled`: Step Functions runs one execution of a name, so it is announced once.
+   */
+  async announceCancelled(runId: string): Promise<void> {
+    const input = { runId, announce: 'cancelled' };
+    try {
+      await guard(
+        'Announcing the cancelled run',
+        () => this.sfn.send(new StartExecutionCommand({ stateMachineArn: this.stateMachineArn, name: `${runId}-cancelled`, input: JSON.stringify(input) })),
+        OrchestratorUnavailable,
+      );
+    } catch (error) {
+      // Announced already (a cancel sent again).
+      if (!(error instanceof ExecutionAlreadyExists)) throw error;
+    }
+  }
+
   async stop(runId: string, reason: string): Promise<void> {
     // Executions are named after the run: arn:…:stateMachine:<name> → arn:…:execution:<name>:<runId>.
     const executionArn = `${this.stateMachineArn.replace(':stateMachine:', ':execution:')}:${runId}`;

@@ -24,6 +24,7 @@ import {
   assembleConversation,
   MessageMeta,
   type NewMessage,
+  type ResultOptions,
   type StoredMessage,
   type Turn,
   seqKey,
@@ -52,7 +53,7 @@ const MessageItem = ItemBase.extend({
 });
 type MessageItem = z.infer<typeof MessageItem>;
 
-const ResultItem = ItemBase.extend({ seq: z.number(), index: z.number() });
+const ResultItem = ItemBase.extend({ seq: z.number(), index: z.number(), ran: z.boolean().optional() });
 
 const resultMarker = '#r#';
 /** Sorts after a message's results and before the next message. */
@@ -129,7 +130,8 @@ export class DynamoConversationStore implements ConversationStore {
     return this.putNew(item);
   }
 
-  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, fullOutput?: string): Promise<ToolResultBlock> {
+  async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, options: ResultOptions = {}): Promise<ToolResultBlock> {
+    const { fullOutput } = options;
     const sk = resultSk(seq, index);
     const item = {
       pk: pkOf(conversationId),
@@ -137,6 +139,8 @@ export class DynamoConversationStore implements ConversationStore {
       seq,
       index,
       ...(await this.body(conversationId, sk, JSON.stringify(result))),
+      // Kept only when false: a result item without it is one whose call ran.
+      ...(options.ran === false ? { ran: false } : {}),
       // The whole output of a result the model sees cut, kept for people and later tools.
       ...(fullOutput === undefined
         ? {}
@@ -229,8 +233,8 @@ function toMessage(item: MessageItem, content: ContentBlock[]): StoredMessage {
 function toRecord({ item, body }: { item: ItemBase; body: string }): ConversationRecord {
   if (item.sk.endsWith(compactionMarker)) return { kind: 'compaction', compaction: Compaction.parse(JSON.parse(body)) };
   if (item.sk.includes(resultMarker)) {
-    const { seq, index } = ResultItem.parse(item);
-    return { kind: 'result', seq, index, result: ToolResultBlock.parse(JSON.parse(body)) };
+    const { seq, index, ran } = ResultItem.parse(item);
+    return { kind: 'result', seq, index, result: ToolResultBlock.parse(JSON.parse(body)), ...(ran === false ? { ran } : {}) };
   }
   const message = MessageItem.parse(item);
   return {

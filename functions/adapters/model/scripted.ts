@@ -1,12 +1,18 @@
 /**
  * The `scripted` model provider: answers from a list of turns, like a cassette, for offline runs
  * and tests. A turn may be a function of the request, so a script can react to what it is sent.
+ *
+ * Two ways to hand turns out: as a queue shared by every request (`new ScriptedModel(turns)`, `addTurn`,
+ * for tests that drive one run), or replayed for each run from its first turn (`perRun`, and
+ * `fromFile` for `STEPWISE_SCRIPT`), where the turn is found from the request itself (see `scriptPosition`).
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { ContentBlock, StopReason, Usage, toolUses } from '../../core/messages.js';
 import { StepwiseError } from '../../core/errors.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../core/model.js';
+import { truncatedTextNote } from '../../core/steps/inference.js';
+import { finishPlan } from '../../core/tools/finish-plan.js';
 
 export const ScriptedTurn = z.object({
   content: z.array(ContentBlock),
@@ -27,16 +33,29 @@ export class ScriptedModel implements ModelProvider {
   /** Every request received, deep-copied, in order. */
   readonly requests: ModelRequest[] = [];
 
+  /** The turns every run replays from its first, when the model was made with `perRun`. */
+  private script: readonly ScriptedTurn[] | undefined;
+
+  /** A shared queue of turns: each request takes the next one, whichever run sends it. */
   constructor(turns: TurnSource[] = []) {
     this.turns = [...turns];
   }
 
-  /** Loads turns from a JSON file: an array of `{ content, stopReason?, usage? }`. */
-  static fromFile(path: string): ScriptedModel {
-    return new ScriptedModel(readScript(path));
+  /** The same turns for every run, from its first; concurrent and retried steps each get their own. */
+  static perRun(script: readonly ScriptedTurn[]): ScriptedModel {
+    const model = new ScriptedModel();
+    model.script = [...script];
+    return model;
   }
 
+  /** Loads a script from a JSON file (an array of `{ content, stopReason?, usage? }`), replayed per run. */
+  static fromFile(path: string): ScriptedModel {
+    return ScriptedModel.perRun(readScript(path));
+  }
+
+  /** Adds turns to the shared queue. */
   addTurn(...turns: TurnSource[]): this {
+    if (this.script) throw new Error('A script replayed per run takes no more turns.');
     this.turns.push(...turns);
     return this;
   }
@@ -44,7 +63,7 @@ export class ScriptedModel implements ModelProvider {
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal: _signal, ...copyable } = request;
     this.requests.push(structuredClone(copyable));
-    const source = this.turns.shift();
+    const source = this.script ? scriptTurn(this.script, request) : this.turns.shift();
     if (!source) {
       throw new ScriptExhausted(`The script has no turn left for request ${this.requests.length}.`);
     }
@@ -61,6 +80,52 @@ export class ScriptedModel implements ModelProvider {
       model: request.model,
     };
   }
+}
+
+/** What `scriptPosition` reads of a request: the Messages API's shape, so the local stand-ins can use it too. */
+export interface ScriptedRequest {
+  tools?: readonly unknown[];
+  messages: readonly { role: string; content: unknown }[];
+}
+
+/**
+ * Which turn of a per-run script answers `request`: the number of model turns its run has had,
+ * read from the request alone, so concurrent runs do not share a position and a retried step
+ * (which sends the same messages) gets the same turn again.
+ *
+ * A run's turns are the assistant messages after its opening: the last user message with text of
+ * its own (a goal, not only tool results), so the earlier runs of a session do not count. In a
+ * multi-agent script the Architect's turns come first, up to the last one that calls
+ * `finish_plan`; a request that does not offer `finish_plan` (the Coder's) is answered from the
+ * turns after it, counting its own conversation's turns.
+ */
+export function scriptPosition(script: readonly ScriptedTurn[], request: ScriptedRequest): number {
+  const { messages } = request;
+  const opening = messages.findLastIndex((m) => m.role === 'user' && opensRun(m.content));
+  const turns = messages.slice(opening + 1).filter((m) => m.role === 'assistant').length;
+  const planned = script.findLastIndex((turn) => toolUses(turn).some((call) => call.name === finishPlan.name));
+  const offersPlan = (request.tools ?? []).some((tool) => isNamed(tool, finishPlan.name));
+  return planned >= 0 && !offersPlan ? planned + 1 + turns : turns;
+}
+
+/** The turn of a per-run script that answers `request`, if the script has one. */
+export function scriptTurn(script: readonly ScriptedTurn[], request: ScriptedRequest): ScriptedTurn | undefined {
+  return script[scriptPosition(script, request)];
+}
+
+/** Whether a user message's content starts a run: text of its own, other than a note the loop adds. */
+function opensRun(content: unknown): boolean {
+  if (typeof content === 'string') return content !== truncatedTextNote;
+  if (!Array.isArray(content)) return false;
+  return content.some(
+    (block: unknown) =>
+      typeof block === 'object' && block !== null && 'type' in block && block.type === 'text' &&
+      'text' in block && block.text !== truncatedTextNote,
+  );
+}
+
+function isNamed(tool: unknown, name: string): boolean {
+  return typeof tool === 'object' && tool !== null && 'name' in tool && tool.name === name;
 }
 
 /** The turns of a script file: a JSON array of `{ content, stopReason?, usage? }`. */

@@ -62,8 +62,8 @@ export class LambdaToolSource implements ToolSource {
    */
   async call(tool: ExternalTool, input: unknown, context?: ExternalCallContext): Promise<ExternalOutcome> {
     const validate = this.validators.get(tool.name);
-    if (!validate) return { content: `${tool.name} is not configured in this deployment any more.`, isError: true };
-    if (!validate(input)) return { content: `Invalid input for ${tool.name}: ${describeErrors(validate.errors ?? [])}`, isError: true };
+    if (!validate) return { content: `${tool.name} is not configured in this deployment any more.`, isError: true, ran: false };
+    if (!validate(input)) return { content: `Invalid input for ${tool.name}: ${describeErrors(validate.errors ?? [])}`, isError: true, ran: false };
     const timeoutMs = this.options.timeoutMs ?? 60_000;
     let out;
     try {

@@ -14,7 +14,15 @@ import {
 } from '../compaction.js';
 import { type AgentProfile, agentProfile, openingMessage } from '../agents.js';
 import type { ApprovalStore } from '../approvals.js';
-import { type Compaction, type Conversation, type ConversationStore, type NewMessage, type StoredMessage, conversationIdOf } from '../conversation.js';
+import {
+  type Compaction,
+  type Conversation,
+  type ConversationStore,
+  type NewMessage,
+  type StoredMessage,
+  callKey,
+  conversationIdOf,
+} from '../conversation.js';
 import { NotFound, StepStateInvalid } from '../errors.js';
 import {
   type ContentBlock,
@@ -109,7 +117,8 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const next = planUserMessage(conversation, runId, iteration, opening);
     if (!next) break;
     for (const [index, result] of next.repairs) {
-      await deps.conversations.putResult(conversationId, next.answering, index, result);
+      // A call answered for want of a result did not run (as far as anyone knows).
+      await deps.conversations.putResult(conversationId, next.answering, index, result, { ran: false });
     }
     if (await deps.conversations.append(conversationId, next.message)) {
       // Written as planned: the conversation is known without reading it again.
@@ -237,7 +246,7 @@ async function settle(
   const { usage, stopReason, model } = message.meta;
   const reason = stopReason ?? 'end_turn';
   const finished = (reason === 'end_turn' || reason === 'stop_sequence') && input.agent !== 'architect';
-  const result = finished ? runResult(conversation.messages, input.runId, message) : undefined;
+  const result = finished ? runResult(conversation, input.runId, message) : undefined;
   if (usage) {
     const calls = [{ model: model ?? '', usage }];
     const summary = madeBy(conversation.compaction, input);
@@ -263,12 +272,22 @@ async function settle(
 /** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2, docs/ARCHITECTURE.md). */
 export const resultLimits = { actions: 300, responseChars: 50_000 };
 
-/** The final answer and the tool calls the agent made in this run, in order (bounded). */
-export function runResult(messages: StoredMessage[], runId: string, final: StoredMessage): RunResult {
-  const calls = messages
-    .filter((m) => m.role === 'assistant' && m.meta.runId === runId)
-    .flatMap((m) => toolUses(m))
-    .map((call) => describeCall(call));
+/**
+ * The final answer and the tool calls of this run that ran, in order (bounded). A call ran when its
+ * result is stored and was not written instead of running it: a call a reviewer denied, one
+ * answered as interrupted and one refused before the tool was reached are no actions taken.
+ */
+export function runResult(conversation: Pick<Conversation, 'messages' | 'notRun'>, runId: string, final: StoredMessage): RunResult {
+  const { messages, notRun } = conversation;
+  const calls = messages.flatMap((m, i) => {
+    if (m.role !== 'assistant' || m.meta.runId !== runId) return [];
+    // The results of a turn's calls are in the message after it (invariant 6).
+    const next = messages[i + 1];
+    const answered = new Set(next?.content.flatMap((b) => (b.type === 'tool_result' ? [b.tool_use_id] : [])));
+    return toolUses(m)
+      .filter((call, index) => answered.has(call.id) && !notRun?.has(callKey(m.seq, index)))
+      .map((call) => describeCall(call));
+  });
   const actionsTaken =
     calls.length > resultLimits.actions
       ? [...calls.slice(0, resultLimits.actions), `… and ${calls.length - resultLimits.actions} more tool calls (see the transcript)`]
@@ -327,7 +346,8 @@ const interruptedNote =
 const truncatedCallNote =
   'This tool call was cut off by the output token limit (max_tokens) and was not run. ' +
   'Call it again with a smaller input, for example by writing a large file in parts.';
-const truncatedTextNote =
+/** What the model is told after an answer cut off by max_tokens that called no tool. */
+export const truncatedTextNote =
   'Your previous response was cut off by the output token limit (max_tokens). Continue from where it stopped, more briefly.';
 
 export interface PlannedUserMessage {
@@ -384,6 +404,8 @@ export function planUserMessage(
 function withAppended(conversation: Conversation, planned: PlannedUserMessage): Conversation {
   const { seq, role, content, meta, carries } = planned.message;
   const repaired = new Map(planned.repairs);
+  const notRun = new Set(conversation.notRun);
+  for (const [index] of planned.repairs) notRun.add(callKey(planned.answering, index));
   const results = carries
     ? Array.from({ length: carries.count }, (_, i) => {
         const result = conversation.pendingResults[i] ?? repaired.get(i);
@@ -395,6 +417,7 @@ function withAppended(conversation: Conversation, planned: PlannedUserMessage): 
     ...conversation,
     messages: [...conversation.messages, { seq, role, content: [...results, ...content], meta }],
     pendingResults: [],
+    ...(notRun.size ? { notRun } : {}),
   };
 }
 

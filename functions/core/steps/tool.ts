@@ -56,7 +56,8 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
     if (!deps.approvals) throw new StepStateInvalid(`Tool call ${call.id} needs approval, but this tool step has no approval store.`);
     const approval = await settleApproval(input.runId, call.id, { approvals: deps.approvals, ...(deps.clock ? { clock: deps.clock } : {}) });
     if (approval.decision === 'deny') {
-      const stored = await deps.conversations.putResult(conversationId, input.seq, index, toolResult(call.id, denialMessage(approval), true));
+      const denied = toolResult(call.id, denialMessage(approval), true);
+      const stored = await deps.conversations.putResult(conversationId, input.seq, index, denied, { ran: false });
       return { toolUseId: call.id, isError: stored.is_error === true };
     }
   }
@@ -67,11 +68,13 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
   const external = catalog?.tools.filter((tool) => tool.agents.includes(input.agent)) ?? [];
   const target = external.find((tool) => tool.name === call.name);
   let result: ToolResultBlock;
+  let ran: boolean;
   if (target && deps.externalTools) {
     const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id });
     result = toolResult(call.id, outcome.content, outcome.isError);
+    ran = outcome.ran !== false;
   } else {
-    result = await registry.execute(
+    ({ result, ran } = await registry.attempt(
       call,
       {
         runId: input.runId,
@@ -80,7 +83,7 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
         ...(deps.plans ? { plans: deps.plans } : {}),
       },
       external.map((tool) => tool.name),
-    );
+    ));
   }
   const view = capResult(result, deps.maxResultChars ?? defaultMaxResultChars);
   const stored = await deps.conversations.putResult(
@@ -88,7 +91,7 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
     input.seq,
     index,
     view,
-    view === result ? undefined : result.content,
+    { ...(view === result ? {} : { fullOutput: result.content }), ...(ran ? {} : { ran }) },
   );
   return { toolUseId: call.id, isError: stored.is_error === true };
 }

@@ -109,6 +109,8 @@ export type ToolCatalog = z.infer<typeof ToolCatalog>;
 export interface ExternalOutcome {
   content: string;
   isError: boolean;
+  /** `false` when the call was refused before it reached the tool (invalid input, a tool gone). @default true */
+  ran?: boolean;
 }
 
 /**
@@ -152,6 +154,7 @@ export function mcpToolName(server: string, tool: string): string | undefined {
  */
 export class ToolUnavailable extends InfrastructureError {
   override readonly name = 'ToolUnavailable';
+  override readonly transient = true;
 }
 
 /** The external tools of runs: listed once per run, stored, and called by name. */
@@ -199,7 +202,7 @@ export class ExternalTools {
    */
   async call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome> {
     const source = this.byId.get(tool.source);
-    if (!source) return { content: `${tool.name} is not available in this deployment any more.`, isError: true };
+    if (!source) return { content: `${tool.name} is not available in this deployment any more.`, isError: true, ran: false };
     try {
       return await source.call(tool, input, context);
     } catch (error) {

@@ -96,24 +96,29 @@ export class ToolRegistry {
    * names of other tools the agent has (external ones), for the unknown-tool message.
    */
   async execute(call: ToolUseBlock, ctx: ToolContext, alsoAvailable: readonly string[] = []): Promise<ToolResultBlock> {
+    return (await this.attempt(call, ctx, alsoAvailable)).result;
+  }
+
+  /**
+   * Like `execute`, saying whether the tool ran: an unknown tool or invalid input is refused
+   * before the tool is reached (`ran: false`); a tool's own failure is a result of running it.
+   */
+  async attempt(call: ToolUseBlock, ctx: ToolContext, alsoAvailable: readonly string[] = []): Promise<{ result: ToolResultBlock; ran: boolean }> {
     const tool = this.byName.get(call.name);
     if (!tool) {
       const names = [...this.names, ...alsoAvailable];
-      return toolResult(
-        call.id,
-        `Unknown tool "${call.name}". Available tools: ${names.join(', ') || 'none'}.`,
-        true,
-      );
+      const message = `Unknown tool "${call.name}". Available tools: ${names.join(', ') || 'none'}.`;
+      return { result: toolResult(call.id, message, true), ran: false };
     }
     const parsed = tool.input.safeParse(call.input);
     if (!parsed.success) {
-      return toolResult(call.id, `Invalid input for ${tool.name}: ${describeIssues(parsed.error)}`, true);
+      return { result: toolResult(call.id, `Invalid input for ${tool.name}: ${describeIssues(parsed.error)}`, true), ran: false };
     }
     try {
-      return toolResult(call.id, await tool.run(parsed.data, ctx));
+      return { result: toolResult(call.id, await tool.run(parsed.data, ctx)), ran: true };
     } catch (error) {
       if (error instanceof InfrastructureError) throw error;
-      return toolResult(call.id, `${tool.name} failed: ${messageOf(error)}`, true);
+      return { result: toolResult(call.id, `${tool.name} failed: ${messageOf(error)}`, true), ran: true };
     }
   }
 }

@@ -1,0 +1,70 @@
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { StepwiseStack } from '../../lib/stepwise-stack.js';
+import { synthesize } from '../support/synth.js';
+import { logicalIdOf, policiesWhere, stepwiseStack, statementsOf } from '../support/template.js';
+
+const { template } = stepwiseStack();
+
+describe('FrontDoor', () => {
+  it('requires IAM authorization on every route of the HTTP API by default', () => {
+    const routes = template.findResources('AWS::ApiGatewayV2::Route');
+    expect(Object.values(routes).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey).sort()).toEqual([
+      'GET /openapi.json',
+      'GET /runs/{runId}',
+      'GET /runs/{runId}/files',
+      'GET /runs/{runId}/files/{path+}',
+      'GET /runs/{runId}/messages',
+      'POST /runs',
+      'POST /runs/{runId}/approvals/{toolUseId}',
+      'POST /runs/{runId}/cancel',
+    ]);
+    for (const route of Object.values(routes) as { Properties: Record<string, unknown> }[]) {
+      expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
+    }
+    template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { StageName: '$default', AccessLogSettings: Match.objectLike({}) });
+  });
+
+  it('can use a JWT authorizer instead, chosen in the props', () => {
+    const { template: jwt } = synthesize(
+      (app) => new StepwiseStack(app, 'Jwt', { auth: { type: 'jwt', issuer: 'https://issuer.example.com', audience: ['stepwise'] } }),
+    );
+    jwt.hasResourceProperties('AWS::ApiGatewayV2::Authorizer', {
+      AuthorizerType: 'JWT',
+      JwtConfiguration: { Issuer: 'https://issuer.example.com', Audience: ['stepwise'] },
+    });
+    for (const route of Object.values(jwt.findResources('AWS::ApiGatewayV2::Route')) as { Properties: Record<string, unknown> }[]) {
+      expect(route.Properties.AuthorizationType).toBe('JWT');
+    }
+  });
+
+  it('sends Stepwise Run Requested events from the bus to the intake, with a dead-letter queue', () => {
+    template.hasResourceProperties('AWS::Events::Rule', {
+      EventBusName: { Ref: logicalIdOf(template, 'Bus', 'AWS::Events::EventBus') },
+      EventPattern: { 'detail-type': ['Stepwise Run Requested'] },
+      Targets: [
+        Match.objectLike({
+          Arn: { 'Fn::GetAtt': [logicalIdOf(template, 'FrontDoorIntakeFunction', 'AWS::Lambda::Function'), 'Arn'] },
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [logicalIdOf(template, 'FrontDoorDeadLetters', 'AWS::SQS::Queue'), 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 4, MaximumEventAgeInSeconds: 7200 },
+        }),
+      ],
+    });
+  });
+
+  it('lets the API start and stop only orchestrator executions', () => {
+    const orchestratorRef = { Ref: logicalIdOf(template, 'OrchestratorStateMachine', 'AWS::StepFunctions::StateMachine') };
+    const states = statementsOf(template, 'FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => /^states:(Start|Stop)/.test(a)));
+    expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StopExecution']);
+    expect(states.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(orchestratorRef);
+    expect(JSON.stringify(states.find((s) => s.Action === 'states:StopExecution')?.Resource)).toContain(':execution:');
+  });
+
+  it('lets only the API function answer the agent loop\'s task tokens', () => {
+    const loopRef = { Ref: logicalIdOf(template, 'AgentLoop', 'AWS::StepFunctions::StateMachine') };
+    expect(policiesWhere(template, (json) => /states:SendTask(Success|Failure)/.test(json))).toEqual(['FrontDoorApiRoleDefaultPolicy']);
+    const grant = statementsOf(template, 'FrontDoorApiRole').find((st) => [st.Action].flat().includes('states:SendTaskSuccess'));
+    expect([grant?.Action].flat()).toEqual(expect.arrayContaining(['states:SendTaskSuccess', 'states:SendTaskFailure']));
+    expect(grant?.Resource).toEqual(loopRef);
+  });
+});

@@ -1,0 +1,30 @@
+import { describe, expect, it } from 'vitest';
+import { definitionOf, logicalIdOf, stepwiseStack, statementsOf } from '../support/template.js';
+
+const { template } = stepwiseStack();
+
+describe('Orchestrator', () => {
+  it('nests the agent loop with startExecution.sync:2 and may start only that state machine', () => {
+    const states = definitionOf(template, 'Orchestrator').States as Record<string, { Resource?: unknown; Parameters?: Record<string, unknown> }>;
+    const loopRef = { Ref: logicalIdOf(template, 'AgentLoop', 'AWS::StepFunctions::StateMachine') };
+    for (const [state, agent] of [['RunSingle', 'single'], ['RunArchitect', 'architect'], ['RunCoder', 'coder']] as const) {
+      expect(states[state]?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
+      expect(states[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': `States.Format('{}-${agent}', $.runId)`, Input: { agent } });
+    }
+    const statements = statementsOf(template, 'OrchestratorStateMachineRole');
+    const starts = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('states:')));
+    expect(starts.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(loopRef);
+    // Describe/Stop reach only executions of the agent loop.
+    for (const s of starts.filter((s) => s.Action !== 'states:StartExecution')) {
+      expect(JSON.stringify(s.Resource)).toContain(`{"Ref":"${loopRef.Ref}"}`);
+    }
+  });
+
+  it('sends completion events to the project bus', () => {
+    const states = definitionOf(template, 'Orchestrator').States as Record<string, { Parameters?: { Entries?: Record<string, unknown>[] } }>;
+    const busRef = { 'Fn::GetAtt': [logicalIdOf(template, 'Bus', 'AWS::Events::EventBus'), 'Arn'] };
+    for (const name of ['EmitSucceeded', 'EmitFailed', 'EmitCancelled']) {
+      expect(states[name]?.Parameters?.Entries?.[0]).toMatchObject({ Source: 'stepwise', EventBusName: busRef });
+    }
+  });
+});
