@@ -28,7 +28,7 @@ describe('POST /runs on a deployment that lists its models', () => {
       body: {
         error: {
           code: 'ValidationFailed',
-          message: 'The run request is invalid.',
+          message: 'The body is invalid.',
           issues: [{ path: 'model', message: `must be one of the models this deployment allows: ${allowedModels.join(', ')}` }],
         },
       },
