@@ -58,7 +58,7 @@ describe('a run with STEPWISE_PROVIDER=bedrock through the local stack', () => {
       body: {
         error: {
           code: 'ValidationFailed',
-          message: 'The run request is invalid.',
+          message: 'The body is invalid.',
           issues: [{ path: 'model', message: `must be one of the models this deployment allows: ${model}, ${other}` }],
         },
       },

@@ -113,7 +113,7 @@ describe('the stepwise CLI', () => {
     expect([missing.code, missing.stderr]).toEqual([1, 'error: RunNotFound: No run no-such-run.\n']);
     const invalid = await cli('run', ' ', '--mode', 'swarm');
     expect(invalid.code).toBe(1);
-    expect(invalid.stderr).toMatch(/^error: ValidationFailed: The run request is invalid. \(goal: must not be empty; mode: /);
+    expect(invalid.stderr).toMatch(/^error: ValidationFailed: The body is invalid. \(goal: must not be empty; mode: /);
   }, 60_000);
 
   it('shows calls waiting for approval while following, and decides them with approve and deny', async () => {
