@@ -3,9 +3,9 @@
  * with the Lambda handler modules bound in-process, the Step Functions API on loopback for the
  * intake's real SFNClient, and the HTTP API.
  */
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import { apiWiring } from '../functions/wiring/api.js';
 import { localCredentials, wire } from '../functions/wiring/wire.js';
 import { createApi } from '../functions/api/app.js';
@@ -16,6 +16,7 @@ import { type RequestCounter, localRegion, startEmulators } from './stand-ins/em
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime/runtime.js';
 import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from './stand-ins/lambda-api.js';
 import { startSfnApi } from './stand-ins/sfn-api.js';
+import { startLoopbackServer } from './stand-ins/http-server.js';
 
 export interface LocalStackOptions {
   /** Port of the HTTP API; 0 for any free port. @default 8787 */
@@ -130,15 +131,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       deadLetters: () => deadLetters,
     },
   });
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: options.port ?? 8787 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', () => resolve());
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
+  // Without http2 options the adaptor makes a plain node:http server.
+  const server = await startLoopbackServer(createAdaptorServer({ fetch: app.fetch }) as Server, options.port ?? 8787);
 
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     runtime,
     lambdas,
     requestCounter: emulators.requests,
@@ -148,7 +145,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       await deliver(event);
     },
     async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await server.close();
       // Runs at work finish first; a run that waits (or comes to wait) for a decision is stopped.
       runtime.abandonWaits();
       const abandon = setInterval(() => runtime.abandonWaits(), 200);
