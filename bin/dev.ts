@@ -13,7 +13,7 @@
  * functions of Lambda tools run from STEPWISE_LOCAL_FUNCTIONS, JSON `{ "<function name>": "<module>" }`,
  * each module's `handler` served by the local Lambda Invoke API.
  */
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { readScript } from '../functions/adapters/model/scripted.js';
@@ -22,6 +22,8 @@ import { scriptedReplies } from '../local/stand-ins/messages-api.js';
 import * as z from 'zod';
 import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
 import { startLocalStack } from '../local/stack.js';
+import { DataDirInUse } from '../local/stand-ins/data-lock.js';
+import { PortInUse } from '../local/stand-ins/http-server.js';
 
 const port = Number(process.env.PORT ?? 8787);
 const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
@@ -44,13 +46,21 @@ for (const [name, path] of Object.entries(modules.data)) {
   if (typeof module.handler !== 'function') throw new Error(`STEPWISE_LOCAL_FUNCTIONS: ${path} exports no handler function.`);
   functions[name] = module.handler as LocalFunctionHandler;
 }
+const dataDir = resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data');
 const stack = await startLocalStack({
   port,
   functions,
-  dataDir: resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data'),
+  dataDir,
   onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
   ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
   ...(bedrock ? { env: { STEPWISE_BEDROCK_ENDPOINT: bedrock.url } } : {}),
+}).catch(async (error: unknown) => {
+  const advice = adviceFor(error);
+  if (!advice) throw error;
+  // What to do, in one line: the stack trace of a known situation helps nobody.
+  process.stderr.write(`${advice}\n`);
+  await bedrock?.close();
+  process.exit(1);
 });
 process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
 if (provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) {
@@ -69,3 +79,16 @@ const shutdown = async () => {
 };
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
+
+/** The one-line advice for a start that failed for a known reason. */
+function adviceFor(error: unknown): string | undefined {
+  if (error instanceof PortInUse) {
+    return `Port ${error.port} is in use: stop the other process, or set PORT to another port.`;
+  }
+  if (error instanceof DataDirInUse) {
+    const inside = relative(process.cwd(), error.dataDir);
+    const folder = inside && !inside.startsWith('..') ? inside : error.dataDir;
+    return `The data folder ${folder} is in use by another Stepwise process (pid ${error.pid}), e.g. another npm run dev: stop it, or set STEPWISE_DATA_DIR to another folder.`;
+  }
+  return undefined;
+}

@@ -13,6 +13,7 @@ import { CreateTableCommand, DynamoDBClient, ResourceInUseException } from '@aws
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import dynalite from 'dynalite';
 import { localCredentials } from '../../functions/wiring/wire.js';
+import { type DataDirLock, lockDataDir } from './data-lock.js';
 import { startLoopbackServer } from './http-server.js';
 
 /** Requests by operation (DynamoDB, S3) and DynamoDB bytes each way, as the emulators saw them (the bench). */
@@ -48,7 +49,20 @@ export interface EmulatorOptions {
 
 export const localRegion = 'us-east-1';
 
-export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
+/**
+ * Starts both emulators. With a data folder, the folder is taken first, and a folder in use
+ * throws `DataDirInUse` at once (before the promise), so a caller learns it before starting
+ * anything else.
+ */
+export function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
+  const lock = options.dataDir ? lockDataDir(options.dataDir) : undefined;
+  return launch(options, lock).catch((error: unknown) => {
+    lock?.release();
+    throw error;
+  });
+}
+
+async function launch(options: EmulatorOptions, lock: DataDirLock | undefined): Promise<Emulators> {
   const table = options.table ?? 'stepwise';
   const bucket = options.bucket ?? 'stepwise-workspaces';
 
@@ -92,6 +106,7 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
       await s3.stop();
       await dynamoServer.close();
       if (scratch) rmSync(scratch, { recursive: true, force: true });
+      lock?.release();
     },
   };
 }
