@@ -111,6 +111,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       dynamo,
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
       ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      // Checked once by test/infra/local-definitions.test.ts rather than at every start.
+      validateDefinitions: false,
     });
     const sfnApi = await startSfnApi(runtime);
     undo.push(() => sfnApi.close());

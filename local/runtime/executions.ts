@@ -42,6 +42,8 @@ export interface ExecutionsOptions {
   tokens: TaskTokens;
   /** Milliseconds between retries in place of the definition's backoff (tests); real backoff when absent. */
   retryIntervalMs?: number;
+  /** Checks each definition against the ASL schema when it is loaded. @default true */
+  validate?: boolean;
 }
 
 interface Running {
@@ -58,7 +60,8 @@ export class Executions {
   constructor(private readonly options: ExecutionsOptions) {
     for (const local of options.stateMachines) {
       const definition = local.definition as unknown as StateMachineDefinition;
-      const machine = new StateMachine(definition, { validationOptions: { checkArn: false, checkPaths: false } });
+      const noValidate = options.validate === false;
+      const machine = new StateMachine(definition, { validationOptions: { checkArn: false, checkPaths: false, noValidate } });
       this.machines.set(local.arn, { machine, local, bindings: options.bind(local) });
     }
   }

@@ -35,6 +35,12 @@ export interface LocalRuntimeOptions {
   retryIntervalMs?: number;
   /** Called with every event the bus carries. */
   onEvent?: (event: LocalEvent) => void;
+  /**
+   * Checks each definition against the ASL schema when the runtime is built (about half a second
+   * a state machine). The local stack's definitions come from CDK and a test checks them, so it
+   * starts without. @default true
+   */
+  validateDefinitions?: boolean;
 }
 
 /** The local Step Functions: executions, task tokens and the event bus of one stack. */
@@ -67,6 +73,7 @@ export class LocalRuntime {
       bind: (machine) => bindTasks(machine, targets),
       tokens: this.tokens,
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+      ...(options.validateDefinitions !== undefined ? { validate: options.validateDefinitions } : {}),
     });
   }
 
