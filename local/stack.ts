@@ -65,8 +65,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
   );
   const undo: (() => unknown)[] = [() => server.close()];
   try {
-    const emulators = await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
-    undo.push(() => emulators.stop());
+    // The emulators start (S3 in its own process, on another core) while the stack synthesizes.
+    const emulatorsStarting = startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
+    undo.push(() => emulatorsStarting.then((emulators) => emulators.stop()));
+    const template = synthesizeTemplate(options.stackProps);
+    const emulators = await emulatorsStarting;
     const lambdas = await startLambdaApi();
     undo.push(() => lambdas.close());
     for (const [name, handler] of Object.entries(options.functions ?? {})) lambdas.register(name, handler);
@@ -100,7 +103,6 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
     const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
 
-    const template = synthesizeTemplate(options.stackProps);
     const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
     const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: localRegion, credentials: localCredentials });
     undo.push(() => dynamo.destroy());
