@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * `npm run dev`: Stepwise on this machine. DynamoDB and S3 emulators on loopback (data under
- * .stepwise/data, kept across restarts), the synthesized state machines in the local runtime,
- * the HTTP API on PORT (default 8787). STEPWISE_APPROVAL_TOOLS (comma-separated) and
+ * STEPWISE_DATA_DIR, default .stepwise/data, kept across restarts; one process per folder), the
+ * synthesized state machines in the local runtime, the HTTP API on PORT (default 8787).
+ * A busy port or a data folder in use ends the start with one line of advice and exit code 1.
+ * STEPWISE_APPROVAL_TOOLS (comma-separated) and
  * STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the cdk.json approval settings.
  *
  * `STEPWISE_PROVIDER=bedrock` calls Amazon Bedrock with the default AWS credentials; with
