@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 /**
  * `npm run dev`: Stepwise on this machine. DynamoDB and S3 emulators on loopback (data under
- * .stepwise/data, kept across restarts), the synthesized state machines in the local runtime,
- * the HTTP API on PORT (default 8787). STEPWISE_APPROVAL_TOOLS (comma-separated) and
+ * STEPWISE_DATA_DIR, default .stepwise/data, kept across restarts; one process per folder), the
+ * synthesized state machines in the local runtime, the HTTP API on PORT (default 8787).
+ * A busy port or a data folder in use ends the start with one line of advice and exit code 1.
+ * STEPWISE_APPROVAL_TOOLS (comma-separated) and
  * STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the cdk.json approval settings.
  *
  * `STEPWISE_PROVIDER=bedrock` calls Amazon Bedrock with the default AWS credentials; with
@@ -14,7 +16,7 @@
  * each module's `handler` served by the local Lambda Invoke API.
  */
 import '../local/sdk-warning.js';
-import { resolve } from 'node:path';
+import { relative, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { readScript } from '../functions/adapters/model/scripted.js';
@@ -23,6 +25,8 @@ import { replayedScript } from '../local/stand-ins/messages-api.js';
 import * as z from 'zod';
 import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
 import { startLocalStack } from '../local/stack.js';
+import { DataDirInUse } from '../local/stand-ins/data-lock.js';
+import { PortInUse } from '../local/stand-ins/http-server.js';
 
 const port = Number(process.env.PORT ?? 8787);
 const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
@@ -45,13 +49,21 @@ for (const [name, path] of Object.entries(modules.data)) {
   if (typeof module.handler !== 'function') throw new Error(`STEPWISE_LOCAL_FUNCTIONS: ${path} exports no handler function.`);
   functions[name] = module.handler as LocalFunctionHandler;
 }
+const dataDir = resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data');
 const stack = await startLocalStack({
   port,
   functions,
-  dataDir: resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data'),
+  dataDir,
   onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
   ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
   ...(bedrock ? { env: { STEPWISE_BEDROCK_ENDPOINT: bedrock.url } } : {}),
+}).catch(async (error: unknown) => {
+  const advice = adviceFor(error);
+  if (!advice) throw error;
+  // What to do, in one line: the stack trace of a known situation helps nobody.
+  process.stderr.write(`${advice}\n`);
+  await bedrock?.close();
+  process.exit(1);
 });
 process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
 if (provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) {
@@ -70,3 +82,16 @@ const shutdown = async () => {
 };
 process.on('SIGINT', shutdown);
 process.on('SIGTERM', shutdown);
+
+/** The one-line advice for a start that failed for a known reason. */
+function adviceFor(error: unknown): string | undefined {
+  if (error instanceof PortInUse) {
+    return `Port ${error.port} is in use: stop the other process, or set PORT to another port.`;
+  }
+  if (error instanceof DataDirInUse) {
+    const inside = relative(process.cwd(), error.dataDir);
+    const folder = inside && !inside.startsWith('..') ? inside : error.dataDir;
+    return `The data folder ${folder} is in use by another Stepwise process (pid ${error.pid}), e.g. another npm run dev: stop it, or set STEPWISE_DATA_DIR to another folder.`;
+  }
+  return undefined;
+}

@@ -48,9 +48,13 @@ export interface LocalNames {
   bus?: string;
 }
 
-/** Synthesizes the stack without bundling Lambda code and returns its template. */
+/**
+ * Synthesizes the stack without bundling Lambda code and returns its template. What only a
+ * deployment needs is left out: CDK's built-in CloudFormation validation (its WebAssembly engine
+ * takes seconds to start; `cdk synth` still runs it) and the construct tree metadata.
+ */
 export function synthesizeTemplate(props: StepwiseStackProps = {}): Template {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ context: { 'aws:cdk:bundling-stacks': [] }, builtinCloudFormationValidation: false, treeMetadata: false });
   const stack = new StepwiseStack(app, 'Stepwise', props);
   const assembly = app.synth({ validateOnSynthesis: false });
   return assembly.getStackByName(stack.stackName).template as Template;

@@ -4,11 +4,11 @@
  * intake's real SFNClient, and the HTTP API.
  */
 import { mkdtempSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { serve } from '@hono/node-server';
+import { createAdaptorServer } from '@hono/node-server';
 import { apiWiring } from '../functions/wiring/api.js';
 import { localCredentials, wire } from '../functions/wiring/wire.js';
 import { createApi } from '../functions/api/app.js';
@@ -22,6 +22,7 @@ import { type RequestCounter, localRegion, startEmulators } from './stand-ins/em
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime/runtime.js';
 import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from './stand-ins/lambda-api.js';
 import { startSfnApi } from './stand-ins/sfn-api.js';
+import { startLoopbackServer } from './stand-ins/http-server.js';
 
 export interface LocalStackOptions {
   /** Port of the HTTP API; 0 for any free port. @default 8787 */
@@ -58,119 +59,143 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
+/**
+ * Starts the stack. The API's port and the data folder are taken before anything slow starts,
+ * so a busy port (`PortInUse`) or a data folder in use (`DataDirInUse`) is reported at once;
+ * until the stack is ready the API answers 503. Whatever started is stopped again on failure.
+ */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
-  const emulators = await startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
-  const lambdas = await startLambdaApi();
-  for (const [name, handler] of Object.entries(options.functions ?? {})) lambdas.register(name, handler);
-  const env = {
-    // Locally the functions' logs say only what went wrong, and no CloudWatch reads their EMF
-    // metrics; set POWERTOOLS_LOG_LEVEL=INFO (or POWERTOOLS_METRICS_DISABLED=false) to see more.
-    POWERTOOLS_LOG_LEVEL: 'WARN',
-    POWERTOOLS_METRICS_DISABLED: 'true',
-    ...process.env,
-    ...options.env,
-    STEPWISE_TABLE: emulators.table,
-    STEPWISE_BUCKET: emulators.bucket,
-    STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
-    STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
-    STEPWISE_LAMBDA_ENDPOINT: lambdas.url,
-  };
-  // The handler modules wire themselves from the environment when they load, as in Lambda.
-  Object.assign(process.env, env);
-  // Locally the handler modules read this process's environment, not the template's, so its
-  // STEPWISE_PROVIDER picks the inference module (the one a deployment on that provider bundles)
-  // and binds it to whichever inference entry the template names.
-  const inference = (
-    process.env.STEPWISE_PROVIDER === 'bedrock' ? await import('../functions/handlers/inference-bedrock.js') : await import('../functions/handlers/inference.js')
-  ).handler;
-  const modules: Record<string, LocalHandler> = {
-    inference,
-    'inference-bedrock': inference,
-    tool: (await import('../functions/handlers/tool.js')).handler,
-    approval: (await import('../functions/handlers/approval.js')).handler,
-  };
-  const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
-  const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
+  let app: { fetch(request: Request): Response | Promise<Response> } | undefined;
+  // Without http2 options the adaptor makes a plain node:http server.
+  const server = await startLoopbackServer(
+    createAdaptorServer({ fetch: (request) => app?.fetch(request) ?? starting() }) as Server,
+    options.port ?? 8787,
+  );
+  const undo: (() => unknown)[] = [() => server.close()];
+  try {
+    // The emulators start (S3 in its own process, on another core) while the stack synthesizes.
+    const emulatorsStarting = startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
+    undo.push(() => emulatorsStarting.then((emulators) => emulators.stop()));
+    const template = synthesizeTemplate(options.stackProps);
+    const emulators = await emulatorsStarting;
+    const lambdas = await startLambdaApi();
+    undo.push(() => lambdas.close());
+    for (const [name, handler] of Object.entries(options.functions ?? {})) lambdas.register(name, handler);
+    const env = {
+      // Locally the functions' logs say only what went wrong, and no CloudWatch reads their EMF
+      // metrics; set POWERTOOLS_LOG_LEVEL=INFO (or POWERTOOLS_METRICS_DISABLED=false) to see more.
+      POWERTOOLS_LOG_LEVEL: 'WARN',
+      POWERTOOLS_METRICS_DISABLED: 'true',
+      ...process.env,
+      ...options.env,
+      STEPWISE_TABLE: emulators.table,
+      STEPWISE_BUCKET: emulators.bucket,
+      STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
+      STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
+      STEPWISE_LAMBDA_ENDPOINT: lambdas.url,
+    };
+    // The handler modules wire themselves from the environment when they load, as in Lambda.
+    Object.assign(process.env, env);
+    // Locally the handler modules read this process's environment, not the template's, so its
+    // STEPWISE_PROVIDER picks the inference module (the one a deployment on that provider bundles)
+    // and binds it to whichever inference entry the template names.
+    const inference = (
+      process.env.STEPWISE_PROVIDER === 'bedrock' ? await import('../functions/handlers/inference-bedrock.js') : await import('../functions/handlers/inference.js')
+    ).handler;
+    const modules: Record<string, LocalHandler> = {
+      inference,
+      'inference-bedrock': inference,
+      tool: (await import('../functions/handlers/tool.js')).handler,
+      approval: (await import('../functions/handlers/approval.js')).handler,
+    };
+    const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
+    const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
 
-  const template = synthesizeTemplate(options.stackProps);
-  const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
-  const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: localRegion, credentials: localCredentials });
-  const runtime = new LocalRuntime({
-    stateMachines: localStateMachines(template, resources),
-    functions: localFunctions(template, resources),
-    handlers,
-    dynamo,
-    ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
-    ...(options.onEvent ? { onEvent: options.onEvent } : {}),
-  });
-  const sfnApi = await startSfnApi(runtime);
+    const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
+    const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: localRegion, credentials: localCredentials });
+    undo.push(() => dynamo.destroy());
+    const runtime = new LocalRuntime({
+      stateMachines: localStateMachines(template, resources),
+      functions: localFunctions(template, resources),
+      handlers,
+      dynamo,
+      ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
+      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      // Checked once by test/infra/local-definitions.test.ts rather than at every start.
+      validateDefinitions: false,
+    });
+    const sfnApi = await startSfnApi(runtime);
+    undo.push(() => sfnApi.close());
 
-  // The intake and the API talk to the local Step Functions endpoint through the real SFNClient.
-  const approvalTools = options.stackProps?.approvalTools;
-  const wiring = wire({
-    ...env,
-    STEPWISE_SFN_ENDPOINT: sfnApi.url,
-    STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator'),
-    ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
-  });
-  // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
-  // token the caller is `local`, a reviewer, so the README's curl examples need no header.
-  const issuer = await localIssuerIn(options.dataDir ?? mkdtempSync(join(tmpdir(), 'stepwise-issuer-')));
-  const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
-  const deadLetters: unknown[] = [];
-  const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
-  // The rule: run requests on the bus go to the intake, as deployed.
-  const deliver = async (event: LocalEvent) => {
-    if (event.detailType !== runRequestedDetailType) return;
-    await intakeEvent(
-      { id: event.id, 'detail-type': event.detailType, source: event.source, account: localAccount, time: event.time, detail: event.detail },
-      { ...api, deadLetters: localDeadLetters },
-    );
-  };
-  const app = createApi({
-    ...api,
-    localTokens: { issue: (request) => issuer.issue(TokenRequest.parse(request)) },
-    localEvents: {
-      // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
-      async put(entry) {
-        const [eventId] = runtime.putEvents([entry]);
-        const event = runtime.events.find((e) => e.id === eventId);
-        if (event) await deliver(event);
-        return { Entries: [{ EventId: eventId }], FailedEntryCount: 0 };
+    // The intake and the API talk to the local Step Functions endpoint through the real SFNClient.
+    const approvalTools = options.stackProps?.approvalTools;
+    const wiring = wire({
+      ...env,
+      STEPWISE_SFN_ENDPOINT: sfnApi.url,
+      STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator'),
+      ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
+    });
+    // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
+    // token the caller is `local`, a reviewer, so the README's curl examples need no header.
+    const issuer = await localIssuerIn(options.dataDir ?? mkdtempSync(join(tmpdir(), 'stepwise-issuer-')));
+    const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
+    const deadLetters: unknown[] = [];
+    const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
+    // The rule: run requests on the bus go to the intake, as deployed.
+    const deliver = async (event: LocalEvent) => {
+      if (event.detailType !== runRequestedDetailType) return;
+      await intakeEvent(
+        { id: event.id, 'detail-type': event.detailType, source: event.source, account: localAccount, time: event.time, detail: event.detail },
+        { ...api, deadLetters: localDeadLetters },
+      );
+    };
+    app = createApi({
+      ...api,
+      localTokens: { issue: (request) => issuer.issue(TokenRequest.parse(request)) },
+      localEvents: {
+        // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
+        async put(entry) {
+          const [eventId] = runtime.putEvents([entry]);
+          const event = runtime.events.find((e) => e.id === eventId);
+          if (event) await deliver(event);
+          return { Entries: [{ EventId: eventId }], FailedEntryCount: 0 };
+        },
+        list: () => runtime.events,
+        deadLetters: () => deadLetters,
       },
-      list: () => runtime.events,
-      deadLetters: () => deadLetters,
-    },
-  });
-  const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: options.port ?? 8787 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('listening', () => resolve());
-    server.once('error', reject);
-  });
-  const { port } = server.address() as AddressInfo;
+    });
 
-  return {
-    url: `http://127.0.0.1:${port}`,
-    runtime,
-    lambdas,
-    issuer,
-    requestCounter: emulators.requests,
-    async redeliver(eventId) {
-      const event = runtime.events.find((e) => e.id === eventId);
-      if (!event) throw new Error(`No event ${eventId} on the local bus.`);
-      await deliver(event);
-    },
-    async close() {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      // Runs at work finish first; a run that waits (or comes to wait) for a decision is stopped.
-      runtime.abandonWaits();
-      const abandon = setInterval(() => runtime.abandonWaits(), 200);
-      await runtime.idle().catch(() => undefined);
-      clearInterval(abandon);
-      await sfnApi.close();
-      await lambdas.close();
-      dynamo.destroy();
-      await emulators.stop();
-    },
-  };
+    return {
+      url: server.url,
+      runtime,
+      lambdas,
+      issuer,
+      requestCounter: emulators.requests,
+      async redeliver(eventId) {
+        const event = runtime.events.find((e) => e.id === eventId);
+        if (!event) throw new Error(`No event ${eventId} on the local bus.`);
+        await deliver(event);
+      },
+      async close() {
+        await server.close();
+        // Runs at work finish first; a run that waits (or comes to wait) for a decision is stopped.
+        runtime.abandonWaits();
+        const abandon = setInterval(() => runtime.abandonWaits(), 200);
+        await runtime.idle().catch(() => undefined);
+        clearInterval(abandon);
+        await sfnApi.close();
+        await lambdas.close();
+        dynamo.destroy();
+        await emulators.stop();
+      },
+    };
+  } catch (error) {
+    for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
+    throw error;
+  }
+}
+
+/** The API's answer while the stack starts. */
+function starting(): Response {
+  return Response.json({ message: 'Stepwise is starting.' }, { status: 503, headers: { 'retry-after': '1' } });
 }

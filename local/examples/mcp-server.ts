@@ -3,10 +3,10 @@
  * SDK: Streamable HTTP on http://127.0.0.1:8788/mcp (MCP_PORT to change), one `search` tool.
  * `npx tsx local/examples/mcp-server.ts`
  */
-import { createServer } from 'node:http';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as z from 'zod';
+import { startLoopbackServer } from '../stand-ins/http-server.js';
 
 const port = Number(process.env.MCP_PORT ?? 8788);
 
@@ -21,7 +21,7 @@ function docsServer(): McpServer {
   return server;
 }
 
-const http = createServer((req, res) => {
+const http = await startLoopbackServer((req, res) => {
   if (req.method !== 'POST') {
     res.writeHead(405, { allow: 'POST' }).end();
     return;
@@ -38,5 +38,5 @@ const http = createServer((req, res) => {
     .catch((error: unknown) => {
       if (!res.headersSent) res.writeHead(500).end(String(error));
     });
-});
-http.listen(port, '127.0.0.1', () => process.stdout.write(`Example MCP server on http://127.0.0.1:${port}/mcp\n`));
+}, port);
+process.stdout.write(`Example MCP server on ${http.url}/mcp\n`);

@@ -6,11 +6,11 @@
  * (service `bedrock`), so the real SDK's signing is exercised without AWS.
  */
 import { createHash } from 'node:crypto';
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { AwsV4Signer } from 'aws4fetch';
 import { bedrockAnthropicVersion } from '../../functions/adapters/model/bedrock.js';
 import { localCredentials } from '../../functions/wiring/wire.js';
+import { startLoopbackServer } from './http-server.js';
 import { type MessagesApi, type Reply, type Responder, type WireRequest, messageBody } from './messages-api.js';
 
 export interface BedrockApiOptions {
@@ -42,11 +42,6 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
   const requests: WireRequest[] = [];
   const bodies: Record<string, unknown>[] = [];
   const headers: IncomingMessage['headers'][] = [];
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendFault(res, { status: 500, type: 'InternalServerException', message: String(error) });
-    });
-  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const chunks: Buffer[] = [];
@@ -87,19 +82,12 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
     else sendFault(res, reply, reply.headers);
   }
 
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    bodies,
-    headers,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const server = await startLoopbackServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendFault(res, { status: 500, type: 'InternalServerException', message: String(error) });
+    });
+  }, options.port ?? 0);
+  return { url: server.url, requests, bodies, headers, close: server.close };
 }
 
 function parseBody(raw: Buffer): Record<string, unknown> | string {

@@ -5,7 +5,6 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -15,6 +14,8 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { listedAttributes, runIndexes } from '../../functions/adapters/dynamo/layout.js';
 import dynalite from 'dynalite';
 import { localCredentials } from '../../functions/wiring/wire.js';
+import { type DataDirLock, lockDataDir } from './data-lock.js';
+import { startLoopbackServer } from './http-server.js';
 
 /** Requests by operation (DynamoDB, S3) and DynamoDB bytes each way, as the emulators saw them (the bench). */
 export interface RequestCounter {
@@ -49,16 +50,27 @@ export interface EmulatorOptions {
 
 export const localRegion = 'us-east-1';
 
-export async function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
+/**
+ * Starts both emulators. With a data folder, the folder is taken first, and a folder in use
+ * throws `DataDirInUse` at once (before the promise), so a caller learns it before starting
+ * anything else.
+ */
+export function startEmulators(options: EmulatorOptions = {}): Promise<Emulators> {
+  const lock = options.dataDir ? lockDataDir(options.dataDir) : undefined;
+  return launch(options, lock).catch((error: unknown) => {
+    lock?.release();
+    throw error;
+  });
+}
+
+async function launch(options: EmulatorOptions, lock: DataDirLock | undefined): Promise<Emulators> {
   const table = options.table ?? 'stepwise';
   const bucket = options.bucket ?? 'stepwise-workspaces';
 
   const dynamo = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(options.dataDir ? { path: join(options.dataDir, 'dynamodb') } : {}) });
-  await new Promise<void>((resolve, reject) => {
-    dynamo.once('error', reject);
-    dynamo.listen(options.dynamoPort ?? 0, '127.0.0.1', () => resolve());
-  });
-  const dynamoEndpoint = `http://127.0.0.1:${(dynamo.address() as AddressInfo).port}`;
+  // dynalite is an HTTP server whose close also closes its database.
+  const dynamoServer = await startLoopbackServer(dynamo, options.dynamoPort ?? 0);
+  const dynamoEndpoint = dynamoServer.url;
   const counts = { dynamo: {} as Record<string, number>, dynamoBytesIn: 0, dynamoBytesOut: 0 };
   dynamo.on('request', (req: IncomingMessage, res: ServerResponse) => {
     const operation = String(req.headers['x-amz-target'] ?? '').split('.')[1] ?? 'unknown';
@@ -93,8 +105,9 @@ export async function startEmulators(options: EmulatorOptions = {}): Promise<Emu
     },
     async stop() {
       await s3.stop();
-      await new Promise<void>((resolve) => dynamo.close(() => resolve()));
+      await dynamoServer.close();
       if (scratch) rmSync(scratch, { recursive: true, force: true });
+      lock?.release();
     },
   };
 }

@@ -5,8 +5,8 @@
  * Lambda's `{ errorType, errorMessage }`, and an unknown function `ResourceNotFoundException`.
  */
 import { randomUUID } from 'node:crypto';
-import { type IncomingMessage, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { startLoopbackServer } from './http-server.js';
 
 /** A function as the local Lambda API runs it: the event, and a little of Lambda's context. */
 export type LocalFunctionHandler = (
@@ -68,19 +68,13 @@ export async function startLambdaApi(port = 0): Promise<LocalLambdaApi> {
     }
   };
 
-  const server = createServer((req, res) => {
+  const server = await startLoopbackServer((req, res) => {
     serveInvoke(req, res).catch((error: unknown) => answer(res, 500, { message: String(error) }, { 'x-amzn-errortype': 'ServiceException' }));
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const { port: bound } = server.address() as AddressInfo;
+  }, port);
   return {
-    url: `http://127.0.0.1:${bound}`,
+    url: server.url,
     register: (name, handler) => void handlers.set(name, handler),
     invocations,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    close: server.close,
   };
 }

@@ -3,10 +3,10 @@
  * answers with scripted turns or scripted failures, so the real SDK can be exercised over real
  * HTTP without a network: status codes, `retry-after`, dropped connections and slow answers.
  */
-import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toolUses } from '../../functions/core/messages.js';
 import { type ScriptedTurn, estimateTokens, scriptTurn } from '../../functions/adapters/model/scripted.js';
+import { startLoopbackServer } from './http-server.js';
 
 /** One scripted answer to one request. */
 export type Reply =
@@ -65,11 +65,6 @@ export interface MessagesApiOptions {
 export async function startMessagesApi(respond: Responder, port = 0, options: MessagesApiOptions = {}): Promise<MessagesApi> {
   const requests: WireRequest[] = [];
   const headers: IncomingMessage['headers'][] = [];
-  const server: Server = createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) send(res, 500, errorBody('api_error', String(error)));
-    });
-  });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     if (req.method !== 'POST' || !req.url?.startsWith('/v1/messages')) {
@@ -110,18 +105,12 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
     }
   }
 
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  const { port: bound } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${bound}`,
-    requests,
-    headers,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const server = await startLoopbackServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, errorBody('api_error', String(error)));
+    });
+  }, port);
+  return { url: server.url, requests, headers, close: server.close };
 }
 
 /** The Messages API's answer to `request` with a scripted turn (the Bedrock stand-in sends the same body). */

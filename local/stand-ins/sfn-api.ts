@@ -2,9 +2,8 @@
  * The Step Functions API on loopback, for the real `SFNClient`: `POST /` with
  * `X-Amz-Target: AWSStepFunctions.<Operation>` and JSON 1.0 bodies, answered by the local runtime.
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { LocalExecution, LocalRuntime } from '../runtime/runtime.js';
+import { startLoopbackServer } from './http-server.js';
 
 const epochSeconds = (d: Date | undefined) => (d ? d.getTime() / 1000 : undefined);
 
@@ -53,7 +52,7 @@ export function sfnOperations(runtime: LocalRuntime): Record<string, Operation> 
 
 export async function startSfnApi(runtime: LocalRuntime, port = 0): Promise<{ url: string; close(): Promise<void> }> {
   const operations = sfnOperations(runtime);
-  const server: Server = createServer((req, res) => {
+  const server = await startLoopbackServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -77,14 +76,6 @@ export async function startSfnApi(runtime: LocalRuntime, port = 0): Promise<{ ur
         reply(400, { __type: name, message });
       }
     });
-  });
-  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  }, port);
+  return { url: server.url, close: server.close };
 }

@@ -2,10 +2,9 @@
  * A real MCP server for tests, built with the official SDK: Streamable HTTP on a loopback port,
  * stateless (a fresh server per request, so tools added or removed show on the next request).
  */
-import { type Server, createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { startLoopbackServer } from '../../local/stand-ins/http-server.js';
 
 export interface TestMcpServer {
   url: string;
@@ -20,7 +19,7 @@ export interface TestMcpServer {
 export async function startMcpServer(define: (server: McpServer, calls: TestMcpServer['calls']) => void): Promise<TestMcpServer> {
   const calls: TestMcpServer['calls'] = [];
   const methods: string[] = [];
-  const http: Server = createServer((req, res) => {
+  const http = await startLoopbackServer((req, res) => {
     if (req.method !== 'POST') {
       res.writeHead(405, { allow: 'POST' }).end();
       return;
@@ -43,16 +42,5 @@ export async function startMcpServer(define: (server: McpServer, calls: TestMcpS
       if (!res.headersSent) res.writeHead(500).end(String(error));
     });
   });
-  await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
-  const { port } = http.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/mcp`,
-    calls,
-    methods,
-    close: () =>
-      new Promise<void>((resolve) => {
-        http.closeAllConnections();
-        http.close(() => resolve());
-      }),
-  };
+  return { url: `${http.url}/mcp`, calls, methods, close: http.close };
 }
