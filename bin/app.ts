@@ -3,7 +3,7 @@
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { McpServerConfig } from '../lib/external-tools.js';
-import type { ApiAuth } from '../lib/front-door.js';
+import type { ApiAuth, CallerSettings } from '../lib/front-door.js';
 import { StepwiseStack } from '../lib/stepwise-stack.js';
 
 const app = new App();
@@ -19,8 +19,11 @@ new StepwiseStack(app, 'Stepwise', {
   allowedModels: (Array.isArray(allowed) ? allowed : String(allowed).split(',')).map((m) => String(m).trim()).filter(Boolean),
   maxTokens: Number(context('maxTokens') ?? 8192),
   contextWindowTokens: Number(context('contextWindowTokens') ?? 200_000),
-  // "iam" (default) or { "type": "jwt", "issuer": "...", "audience": ["..."] }.
+  // { "type": "iam", "reviewerArns"?: [...], "adminArns"?: [...] } (default) or
+  // { "type": "jwt", "issuer": "...", "audience": ["..."], "tenantClaim"?: "custom:tenant" }.
   auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
+  // { "separateReviewer"?: true, "maxRunningRunsPerCaller"?: 5, "trustedSources"?: ["app.portal"] }.
+  callers: (app.node.tryGetContext('stepwise:callers') as CallerSettings | undefined) ?? {},
   // Tools whose calls wait for a reviewer in every run, and how long a call waits (seconds).
   approvalTools: (app.node.tryGetContext('stepwise:approvalTools') as string[] | undefined) ?? [],
   approvalTimeout: Duration.seconds(Number(context('approvalTimeout') ?? 86_400)),

@@ -13,8 +13,37 @@ import { runRequestedDetailType } from '../functions/core/intake.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 
-/** How callers of the HTTP API authenticate. */
-export type ApiAuth = { readonly type: 'iam' } | { readonly type: 'jwt'; readonly issuer: string; readonly audience: string[] };
+/**
+ * How callers of the HTTP API authenticate, and how their roles are known (docs/ARCHITECTURE.md,
+ * "Callers and owners"). IAM: the caller's ARN; reviewers and admins by ARN patterns (`*`, `?`).
+ * JWT: `iss` + `sub`; roles from the `stepwise/approve` and `stepwise/admin` scopes; the tenant
+ * from the claim `tenantClaim` names.
+ */
+export type ApiAuth =
+  | { readonly type: 'iam'; readonly reviewerArns?: string[]; readonly adminArns?: string[] }
+  | { readonly type: 'jwt'; readonly issuer: string; readonly audience: string[]; readonly tenantClaim?: string };
+
+/** Deployment settings of callers: who reviews, how many runs one caller may run, which sources speak for others. */
+export interface CallerSettings {
+  /**
+   * The owner of a run may not decide its own calls; another reviewer must.
+   * @default false
+   */
+  readonly separateReviewer?: boolean;
+  /**
+   * The most runs one principal may have running at once; more are refused with 429 `TooManyRuns`.
+   * @default no limit (the API stage's throttle still applies)
+   */
+  readonly maxRunningRunsPerCaller?: number;
+  /**
+   * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's detail).
+   * @default [] (an event's run is owned by its source)
+   */
+  readonly trustedSources?: string[];
+}
+
+/** The scopes a JWT must carry (one of) to decide approvals. */
+export const approvalScopes = ['stepwise/approve', 'stepwise/admin'];
 
 export interface FrontDoorProps {
   readonly storage: Storage;
@@ -37,11 +66,17 @@ export interface FrontDoorProps {
    * @default { type: 'iam' } (SigV4-signed requests)
    */
   readonly auth?: ApiAuth;
+  /**
+   * Who reviews, quotas, trusted event sources.
+   * @default {}
+   */
+  readonly callers?: CallerSettings;
 }
 
 /** The routes the one API function serves: those its OpenAPI document lists (test/infra/api-routes.test.ts), but the local `GET /health`. */
 export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs'],
+  [apigw.HttpMethod.GET, '/runs'],
   [apigw.HttpMethod.GET, '/runs/{runId}'],
   [apigw.HttpMethod.GET, '/runs/{runId}/messages'],
   [apigw.HttpMethod.GET, '/runs/{runId}/files'],
@@ -62,11 +97,24 @@ export class FrontDoor extends Construct {
   public readonly intakeFunction: StepwiseFunction;
   public readonly deadLetters: sqs.Queue;
   public readonly rule: events.Rule;
+  /** IAM auth: the policy callers need to use the API (all routes but deciding approvals). */
+  public readonly callerPolicy?: iam.ManagedPolicy;
+  /** IAM auth: the policy reviewers need besides `callerPolicy` (deciding approvals). */
+  public readonly reviewerPolicy?: iam.ManagedPolicy;
 
   constructor(scope: Construct, id: string, props: FrontDoorProps) {
     super(scope, id);
     const { storage, orchestrator } = props;
+    const auth = props.auth ?? { type: 'iam' };
+    const callers = props.callers ?? {};
     const orchestratorEnv = {
+      STEPWISE_AUTH: auth.type,
+      ...(auth.type === 'jwt' && auth.tenantClaim ? { STEPWISE_TENANT_CLAIM: auth.tenantClaim } : {}),
+      ...(auth.type === 'iam' && auth.reviewerArns?.length ? { STEPWISE_REVIEWER_ARNS: auth.reviewerArns.join(',') } : {}),
+      ...(auth.type === 'iam' && auth.adminArns?.length ? { STEPWISE_ADMIN_ARNS: auth.adminArns.join(',') } : {}),
+      ...(callers.separateReviewer ? { STEPWISE_SEPARATE_REVIEWER: 'true' } : {}),
+      ...(callers.maxRunningRunsPerCaller ? { STEPWISE_MAX_RUNNING_RUNS: String(callers.maxRunningRunsPerCaller) } : {}),
+      ...(callers.trustedSources?.length ? { STEPWISE_TRUSTED_SOURCES: callers.trustedSources.join(',') } : {}),
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
@@ -125,7 +173,6 @@ export class FrontDoor extends Construct {
     });
 
     const accessLogs = new logs.LogGroup(this, 'AccessLogs', { retention: logs.RetentionDays.ONE_MONTH });
-    const auth = props.auth ?? { type: 'iam' };
     this.api = new apigw.HttpApi(this, 'HttpApi', {
       description: 'Stepwise: start and follow agent runs.',
       createDefaultStage: false,
@@ -142,7 +189,41 @@ export class FrontDoor extends Construct {
       throttle: { rateLimit: 50, burstLimit: 100 },
     });
     const integration = new integrations.HttpLambdaIntegration('Api', this.apiFunction.function);
-    for (const [method, path] of apiRoutes) this.api.addRoutes({ path, methods: [method], integration });
+    for (const [method, path] of apiRoutes) {
+      // Deciding needs a reviewer's scope, checked by API Gateway before the function runs (and again by it).
+      const scopes = auth.type === 'jwt' && isApprovalRoute(path) ? { authorizationScopes: approvalScopes } : {};
+      this.api.addRoutes({ path, methods: [method], integration, ...scopes });
+    }
+    if (auth.type === 'iam') {
+      // With IAM auth, what a principal may call is its IAM policy: one for every caller, one more for reviewers.
+      const apiId = Stack.of(this).getLogicalId(this.api.node.defaultChild as apigw.CfnApi);
+      const pathOf = (path: string) => path.replace(/\{[^}]+\}/g, '*');
+      const invoke = (routes: [apigw.HttpMethod, string][]) =>
+        new iam.PolicyStatement({
+          actions: ['execute-api:Invoke'],
+          resources: routes.map(([method, path]) => this.api.arnForExecuteApi(method, pathOf(path), '$default')),
+        });
+      const acknowledge = (policy: iam.ManagedPolicy, routes: [apigw.HttpMethod, string][]) => {
+        for (const [method, path] of routes.filter(([, p]) => p.includes('{'))) {
+          Validations.of(policy).acknowledge({
+            id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:execute-api:<AWS::Region>:<AWS::AccountId>:<${apiId}>/$default/${method}${pathOf(path)}]`,
+            reason: 'Run ids and tool call ids are path parameters chosen at run time; the grant names one route of this API.',
+          });
+        }
+      };
+      const callerRoutes = apiRoutes.filter(([, path]) => !isApprovalRoute(path));
+      const reviewerRoutes = apiRoutes.filter(([, path]) => isApprovalRoute(path));
+      this.callerPolicy = new iam.ManagedPolicy(this, 'CallerPolicy', {
+        description: 'Stepwise API: start, list, read and cancel runs (attach to callers).',
+        statements: [invoke(callerRoutes)],
+      });
+      this.reviewerPolicy = new iam.ManagedPolicy(this, 'ReviewerPolicy', {
+        description: 'Stepwise API: decide approvals (attach to reviewers, with the reviewer ARN patterns).',
+        statements: [invoke(reviewerRoutes)],
+      });
+      acknowledge(this.callerPolicy, callerRoutes);
+      acknowledge(this.reviewerPolicy, reviewerRoutes);
+    }
 
     this.rule = new events.Rule(this, 'RunRequested', {
       eventBus: props.bus,
@@ -157,4 +238,9 @@ export class FrontDoor extends Construct {
       ],
     });
   }
+}
+
+/** Whether a route decides approvals (the reviewers' route). */
+function isApprovalRoute(path: string): boolean {
+  return path.includes('/approvals/');
 }

@@ -14,7 +14,7 @@ import { toolNames } from '../functions/core/names.js';
 import { AgentLoop } from './agent-loop.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
-import { type ApiAuth, FrontDoor } from './front-door.js';
+import { type ApiAuth, type CallerSettings, FrontDoor } from './front-door.js';
 import { StepwiseFunction } from './function.js';
 import { Observability } from './observability.js';
 import { Orchestrator } from './orchestrator.js';
@@ -55,6 +55,11 @@ export interface StepwiseAgentsProps {
    * @default { type: 'iam' }
    */
   readonly auth?: ApiAuth;
+  /**
+   * Callers: separate reviewers, a quota of running runs per caller, event sources trusted to act for others.
+   * @default {} (owners may decide their own runs' calls, no quota, no trusted sources)
+   */
+  readonly callers?: CallerSettings;
   /**
    * Name of an existing Secrets Manager secret holding the Anthropic API key.
    * @default a new secret, `<stack name>/anthropic-api-key`, whose value you set after deploying
@@ -268,6 +273,7 @@ export class StepwiseAgents extends Construct {
       approvalTools: props.approvalTools ?? [],
       allowedModels: this.allowedModels,
       ...(props.auth ? { auth: props.auth } : {}),
+      ...(props.callers ? { callers: props.callers } : {}),
     });
 
     this.table = table;

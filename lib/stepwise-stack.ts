@@ -16,5 +16,9 @@ export class StepwiseStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.agents.api.apiEndpoint });
     new CfnOutput(this, 'EventBusName', { value: this.agents.bus.eventBusName });
     new CfnOutput(this, 'DashboardName', { value: this.agents.dashboard.dashboardName });
+    // IAM auth: attach these to the roles of callers (and of reviewers) of the API.
+    const { callerPolicy, reviewerPolicy } = this.agents.frontDoor;
+    if (callerPolicy) new CfnOutput(this, 'CallerPolicyArn', { value: callerPolicy.managedPolicyArn });
+    if (reviewerPolicy) new CfnOutput(this, 'ReviewerPolicyArn', { value: reviewerPolicy.managedPolicyArn });
   }
 }

@@ -25,8 +25,8 @@ export const TokenRequest = z
 export type TokenRequest = z.infer<typeof TokenRequest>;
 
 export interface LocalIssuer {
-  /** A token for the caller, valid for `ttlSeconds` (12 hours by default). */
-  issue(request: TokenRequest, ttlSeconds?: number): Promise<string>;
+  /** A token for the caller, valid for `ttlSeconds` (12 hours by default), for `audience` (this API's by default). */
+  issue(request: TokenRequest, options?: { ttlSeconds?: number; audience?: string }): Promise<string>;
   /** The claims of a token this issuer signed, for this audience, unexpired; throws otherwise. */
   verify(token: string): Promise<Record<string, unknown>>;
 }
@@ -49,7 +49,7 @@ export async function localIssuerIn(dir: string): Promise<LocalIssuer> {
   const { d: _secret, ...publicJwk } = privateJwk;
   const publicKey = (await importJWK(publicJwk, algorithm)) as CryptoKey;
   return {
-    async issue(request, ttlSeconds = 12 * 3600) {
+    async issue(request, { ttlSeconds = 12 * 3600, audience = localAudience } = {}) {
       const { sub, tenant, scopes = [] } = TokenRequest.parse(request);
       return new SignJWT({
         ...(tenant ? { [localTenantClaim]: tenant } : {}),
@@ -57,7 +57,7 @@ export async function localIssuerIn(dir: string): Promise<LocalIssuer> {
       })
         .setProtectedHeader({ alg: algorithm })
         .setIssuer(localIssuer)
-        .setAudience(localAudience)
+        .setAudience(audience)
         .setSubject(sub)
         .setIssuedAt()
         .setExpirationTime(`${ttlSeconds}s`)

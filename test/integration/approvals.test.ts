@@ -61,7 +61,7 @@ describe('a tool call that needs approval', () => {
     });
 
     const decided = await decide(runId, 'toolu_w', { decision: 'approve' });
-    expect(decided).toEqual({ status: 202, body: { runId, toolUseId: 'toolu_w', decision: 'approve', decidedAt: expect.any(String) } });
+    expect(decided).toEqual({ status: 202, body: { runId, toolUseId: 'toolu_w', decision: 'approve', decidedAt: expect.any(String), decidedBy: 'local' } });
     const run = await local.waitFor(runId);
 
     expect(run).toMatchObject({ status: 'succeeded', result: { response: 'Wrote notes.md.' }, waitingFor: [] });

@@ -55,6 +55,8 @@ export interface StackFixture {
   messages: MessagesApi;
   book: ScriptBook;
   post(path: string, body: unknown): Promise<{ status: number; body: Record<string, unknown> }>;
+  /** Any request, as the caller a token names (the local caller without one). */
+  request(method: string, path: string, options?: { body?: unknown; token?: string }): Promise<{ status: number; body: Record<string, unknown> }>;
   get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Starts a single-mode run and waits until it stops running. */
   run(goal: string, extra?: Record<string, unknown>): Promise<Run>;
@@ -83,15 +85,21 @@ export function useLocalStack(env: Record<string, string> = {}, options: Fixture
       ...stackOptions,
       env: { ...model, ...env },
     });
-    const call = async (method: string, path: string, body?: unknown) => {
+    const call = async (method: string, path: string, body?: unknown, token?: string) => {
+      const headers = {
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+      };
       const res = await fetch(`${fixture.stack.url}${path}`, {
         method,
-        ...(body !== undefined ? { body: JSON.stringify(body), headers: { 'content-type': 'application/json' } } : {}),
+        headers,
+        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
       const text = await res.text();
       return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
     };
     fixture.post = (path, body) => call('POST', path, body);
+    fixture.request = (method, path, { body, token } = {}) => call(method, path, body, token);
     fixture.get = (path) => call('GET', path);
     fixture.waitFor = async (runId, timeoutMs = 60_000) => {
       const deadline = Date.now() + timeoutMs;

@@ -1,0 +1,135 @@
+/** Callers and owners in the deployed stack: least privilege per function, reviewers' routes, run indexes. */
+import { Match } from 'aws-cdk-lib/assertions';
+import { describe, expect, it } from 'vitest';
+import { listedAttributes, runIndexes, runningAttribute } from '../../functions/adapters/dynamo/layout.js';
+import { StepwiseStack } from '../../lib/stepwise-stack.js';
+import { synthesize } from '../support/synth.js';
+import { type Statement, definitionOf, stepwiseStack, statementsOf } from '../support/template.js';
+
+const { template, violations } = stepwiseStack();
+
+/** What a role may do in the table: per partition key prefix, the actions, apart for the table and its indexes. */
+function dynamoAccess(prefix: string): Record<string, string[]> {
+  const access: Record<string, Set<string>> = {};
+  for (const statement of statementsOf(template, prefix)) {
+    const actions = [statement.Action].flat().filter((a) => a.startsWith('dynamodb:'));
+    if (!actions.length) continue;
+    const families = leadingKeys(statement);
+    const onIndex = JSON.stringify(statement.Resource).includes('/index/');
+    for (const family of families) {
+      const key = `${onIndex ? 'index ' : ''}${family}`;
+      for (const action of actions) (access[key] ??= new Set()).add(action.replace('dynamodb:', ''));
+    }
+  }
+  return Object.fromEntries(Object.entries(access).map(([key, actions]) => [key, [...actions].sort()]));
+}
+
+/** The partition key prefixes a statement is limited to; `(any item)` when it is not limited. */
+function leadingKeys(statement: Statement): string[] {
+  const condition = statement.Condition as { 'ForAllValues:StringLike'?: { 'dynamodb:LeadingKeys'?: string[] } } | undefined;
+  return condition?.['ForAllValues:StringLike']?.['dynamodb:LeadingKeys'] ?? ['(any item)'];
+}
+
+describe('least privilege in DynamoDB', () => {
+  it('limits each function to the item families it touches, with the actions it needs', () => {
+    expect(dynamoAccess('InferenceRole')).toEqual({
+      'conv#*': ['GetItem', 'PutItem', 'Query'],
+      'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
+    });
+    expect(dynamoAccess('ToolRole')).toEqual({
+      'conv#*': ['GetItem', 'PutItem', 'Query'],
+      'run#*': ['GetItem', 'UpdateItem'],
+    });
+    expect(dynamoAccess('ApprovalRole')).toEqual({
+      'conv#*': ['GetItem', 'Query'],
+      'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
+    });
+    // The API reads transcripts and lists runs, and writes no conversation item.
+    expect(dynamoAccess('FrontDoorApiRole')).toEqual({
+      'conv#*': ['GetItem', 'Query'],
+      'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
+      'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'index owner#*': ['Query'],
+      'index tenant#*': ['Query'],
+      'index running#*': ['Query'],
+    });
+    expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
+      'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'index running#*': ['Query'],
+    });
+  });
+
+  it('queries the run indexes only where the index is named', () => {
+    const indexStatements = statementsOf(template, 'FrontDoorApiRole').filter((s) => JSON.stringify(s.Resource).includes('/index/'));
+    const indexes = JSON.stringify(indexStatements.map((s) => s.Resource));
+    for (const index of Object.values(runIndexes)) expect(indexes).toContain(`/index/${index.name}`);
+    expect(indexes).not.toContain('/index/*');
+  });
+
+  it('stays clean under cdk-nag', () => {
+    expect(violations).toEqual([]);
+  });
+});
+
+describe('run indexes', () => {
+  it('lists runs by owner, by tenant, and the running ones by owner, newest first, with the listed attributes only', () => {
+    template.hasResourceProperties('AWS::DynamoDB::GlobalTable', {
+      GlobalSecondaryIndexes: Object.values(runIndexes).map((index) => ({
+        IndexName: index.name,
+        KeySchema: [
+          { AttributeName: index.partitionKey, KeyType: 'HASH' },
+          { AttributeName: index.sortKey, KeyType: 'RANGE' },
+        ],
+        Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: listedAttributes },
+      })),
+    });
+  });
+
+  it('takes a finished run out of the running index in the orchestrator, as the functions do', () => {
+    const states = definitionOf(template, 'Orchestrator').States as Record<string, { Parameters?: { UpdateExpression?: string } }>;
+    for (const name of ['MarkComplete', 'MarkFailed']) {
+      expect(states[name]?.Parameters?.UpdateExpression).toContain(`REMOVE currentAgent, ${runningAttribute}`);
+    }
+  });
+});
+
+describe('reviewers', () => {
+  it('with IAM auth, gives callers and reviewers a managed policy each, deciding only in the reviewers\'', () => {
+    const policies = Object.values(template.findResources('AWS::IAM::ManagedPolicy')) as { Properties: { Description: string; PolicyDocument: { Statement: Statement[] } } }[];
+    const routesOf = (description: string) =>
+      JSON.stringify(policies.find((p) => p.Properties.Description.includes(description))?.Properties.PolicyDocument.Statement);
+    expect(routesOf('decide approvals')).toContain('/POST/runs/*/approvals/*');
+    expect(routesOf('start, list, read and cancel')).not.toContain('approvals');
+    expect(routesOf('start, list, read and cancel')).toContain('/GET/runs');
+  });
+
+  it('with JWT auth, asks API Gateway for a reviewer scope on the approvals route only, and tells the API the tenant claim', () => {
+    const { template: jwt } = synthesize(
+      (app) =>
+        new StepwiseStack(app, 'Jwt', {
+          auth: { type: 'jwt', issuer: 'https://idp.example.com', audience: ['stepwise'], tenantClaim: 'custom:tenant' },
+          callers: { separateReviewer: true, maxRunningRunsPerCaller: 3, trustedSources: ['app.portal'] },
+        }),
+    );
+    const routes = Object.values(jwt.findResources('AWS::ApiGatewayV2::Route')) as { Properties: { RouteKey: string; AuthorizationScopes?: string[] } }[];
+    const scoped = routes.filter((r) => r.Properties.AuthorizationScopes).map((r) => [r.Properties.RouteKey, r.Properties.AuthorizationScopes]);
+    expect(scoped).toEqual([['POST /runs/{runId}/approvals/{toolUseId}', ['stepwise/approve', 'stepwise/admin']]]);
+    expect(routes.every((r) => JSON.stringify(r.Properties).includes('JWT'))).toBe(true);
+    jwt.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: {
+        Variables: Match.objectLike({
+          STEPWISE_HANDLER: 'api',
+          STEPWISE_AUTH: 'jwt',
+          STEPWISE_TENANT_CLAIM: 'custom:tenant',
+          STEPWISE_SEPARATE_REVIEWER: 'true',
+          STEPWISE_MAX_RUNNING_RUNS: '3',
+          STEPWISE_TRUSTED_SOURCES: 'app.portal',
+        }),
+      },
+    });
+    expect(Object.keys(jwt.findResources('AWS::IAM::ManagedPolicy'))).toEqual([]);
+  });
+});

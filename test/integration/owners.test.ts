@@ -1,0 +1,133 @@
+/**
+ * Callers and owners through the local stack, with real tokens of the local issuer: nobody sees,
+ * cancels or decides what is not theirs.
+ */
+import { SignJWT, generateKeyPair } from 'jose';
+import { describe, expect, it } from 'vitest';
+import type { RunView } from '../../functions/api/schemas.js';
+import { localAudience, localIssuer } from '../../local/issuer.js';
+import { say, use } from '../support/agents.js';
+import { useLocalStack } from '../support/local-stack.js';
+
+const local = useLocalStack();
+const token = (sub: string, tenant: string, scopes: ('approve' | 'admin')[] = []) => local.stack.issuer.issue({ sub, tenant, scopes });
+
+async function waitingOn(runId: string, token: string): Promise<RunView> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const run = (await local.request('GET', `/runs/${runId}`, { token })).body as unknown as RunView;
+    if (run.waitingFor?.length === 1 && local.stack.runtime.waitingTokens().some((t) => t.executionArn.includes(runId))) return run;
+    if (run.status !== 'running' || Date.now() > deadline) throw new Error(`Run ${runId} is ${run.status}; expected a wait.`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Waits until the run stops running, read as the caller the token names. */
+async function finished(runId: string, token: string): Promise<RunView> {
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const res = await local.request('GET', `/runs/${runId}`, { token });
+    if (res.status !== 200) throw new Error(`GET /runs/${runId} answered ${res.status}.`);
+    if (res.body.status !== 'running') return res.body as unknown as RunView;
+    if (Date.now() > deadline) throw new Error(`Run ${runId} is still running.`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+describe('callers and owners, with the local issuer\'s tokens', () => {
+  it("answers bob 404 on every route of alice's run, lets a reviewer of her tenant decide, and records who did", async () => {
+    const [alice, bob, rita, other] = await Promise.all([
+      token('alice', 'acme'),
+      token('bob', 'acme'),
+      token('rita', 'acme', ['approve']),
+      token('rita', 'globex', ['approve']),
+    ]);
+    const tag = local.book.add('alice-gated', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) }, { turn: say('Done.') });
+    const started = await local.request('POST', '/runs', { token: alice, body: { goal: `${tag} Write a.md.`, mode: 'single', approvals: { tools: ['write_file'] } } });
+    expect(started.status).toBe(202);
+    const runId = String(started.body.runId);
+    const waiting = await waitingOn(runId, alice);
+    expect(waiting.owner).toEqual({ principal: `${localIssuer}#alice`, tenant: 'acme' });
+
+    const routes: [string, string, unknown][] = [
+      ['GET', `/runs/${runId}`, undefined],
+      ['GET', `/runs/${runId}/messages`, undefined],
+      ['GET', `/runs/${runId}/files`, undefined],
+      ['GET', `/runs/${runId}/files/a.md`, undefined],
+      ['POST', `/runs/${runId}/cancel`, undefined],
+      ['POST', `/runs/${runId}/approvals/toolu_w`, { decision: 'approve' }],
+    ];
+    for (const [method, path, body] of routes) {
+      for (const stranger of [bob, other]) {
+        const res = await local.request(method, path, { token: stranger, ...(body ? { body } : {}) });
+        expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 404, body: { error: { code: 'RunNotFound', message: `No run ${runId}.` } } });
+      }
+    }
+    const bobsList = await local.request('GET', '/runs', { token: bob });
+    expect((bobsList.body.items as { runId: string }[]).map((r) => r.runId)).not.toContain(runId);
+    const alicesList = await local.request('GET', '/runs', { token: alice });
+    expect((alicesList.body.items as { runId: string; waitingFor: number }[]).find((r) => r.runId === runId)?.waitingFor).toBe(1);
+
+    // The owner has no approve role: refused, and the call still waits.
+    const refused = await local.request('POST', `/runs/${runId}/approvals/toolu_w`, { token: alice, body: { decision: 'approve' } });
+    expect(refused.status).toBe(403);
+    expect((await waitingOn(runId, alice)).waitingFor).toHaveLength(1);
+
+    const decided = await local.request('POST', `/runs/${runId}/approvals/toolu_w`, { token: rita, body: { decision: 'approve' } });
+    expect(decided.body.decidedBy).toBe(`${localIssuer}#rita`);
+    expect((await finished(runId, alice)).status).toBe('succeeded');
+    const view = (await local.request('GET', `/runs/${runId}`, { token: alice })).body as unknown as RunView;
+    expect(view.decisions).toEqual([{ toolUseId: 'toolu_w', name: 'write_file', decision: 'approve', decidedAt: expect.any(String), decidedBy: `${localIssuer}#rita` }]);
+  });
+
+  it("gives alice and bob two conversations for one sessionId: bob's model never sees alice's text", async () => {
+    const [alice, bob] = await Promise.all([token('alice', 'acme'), token('bob', 'acme')]);
+    const aliceTag = local.book.add('alice-session', { turn: say('Noted.') });
+    const bobTag = local.book.add('bob-session', { turn: say('Hello Bob.') });
+    const first = await local.request('POST', '/runs', { token: alice, body: { goal: `${aliceTag} My secret is PAPAYA.`, mode: 'single', sessionId: 'chat' } });
+    await finished(String(first.body.runId), alice);
+    const second = await local.request('POST', '/runs', { token: bob, body: { goal: `${bobTag} Hi.`, mode: 'single', sessionId: 'chat' } });
+    expect(second.status).toBe(202);
+    await finished(String(second.body.runId), bob);
+    const bobsRequest = JSON.stringify(local.book.requests.get('bob-session')?.[0]?.messages);
+    expect(bobsRequest).toContain('Hi.');
+    expect(bobsRequest).not.toContain('PAPAYA');
+  });
+
+  it('refuses expired, wrongly signed and other-audience tokens with 401, and writes nothing', async () => {
+    const expired = await local.stack.issuer.issue({ sub: 'alice' }, { ttlSeconds: 1 });
+    const otherAudience = await local.stack.issuer.issue({ sub: 'alice' }, { audience: 'someone-else' });
+    const { privateKey } = await generateKeyPair('ES256');
+    const forged = await new SignJWT({ scope: 'stepwise/admin' })
+      .setProtectedHeader({ alg: 'ES256' })
+      .setIssuer(localIssuer)
+      .setAudience(localAudience)
+      .setSubject('mallory')
+      .setExpirationTime('1h')
+      .sign(privateKey);
+    await new Promise((r) => setTimeout(r, 2100));
+    for (const bad of [expired, otherAudience, forged, 'not-a-jwt']) {
+      const res = await local.request('POST', '/runs', { token: bad, body: { goal: 'Hi.', mode: 'single' } });
+      expect({ status: res.status, code: (res.body.error as { code: string }).code }).toEqual({ status: 401, code: 'Unauthenticated' });
+    }
+    const list = await local.request('GET', '/runs', { token: await token('mallory', 'acme') });
+    expect(list.body.items).toEqual([]);
+  });
+
+  it('hands out tokens at POST /_local/tokens, and refuses a bad request for one', async () => {
+    const issued = await local.post('/_local/tokens', { sub: 'dora', tenant: 'acme', scopes: ['admin'] });
+    expect(issued.status).toBe(200);
+    const mine = await local.request('GET', '/runs?scope=tenant', { token: String(issued.body.token) });
+    expect(mine.status).toBe(200);
+    expect((await local.post('/_local/tokens', { sub: '', scopes: ['root'] })).status).toBe(400);
+  });
+
+  it('makes an event-started run its source\'s, hidden from other callers', async () => {
+    const tag = local.book.add('event-run', { turn: say('From an event.') });
+    await local.post('/_local/events', { Source: 'app.billing', DetailType: 'Stepwise Run Requested', Detail: { goal: `${tag} Go.`, mode: 'single', runId: 'billing-1' } });
+    const run = await local.waitFor('billing-1');
+    expect(run.owner).toEqual({ principal: 'event:000000000000:app.billing' });
+    expect((await local.request('GET', '/runs/billing-1', { token: await token('bob', 'acme', ['admin']) })).status).toBe(404);
+  });
+});
+
