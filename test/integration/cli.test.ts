@@ -178,10 +178,12 @@ describe('the stepwise CLI', () => {
     expect([notUrl.code, notUrl.stderr]).toEqual([1, expect.stringContaining("value 'localhost:8787' from env 'STEPWISE_ENDPOINT' is invalid. must be an http(s) URL")]);
   }, 60_000);
 
-  it('names any run id in its requests as given, escaped', async () => {
-    expect(await cli('status', 'a/b?c')).toEqual({ code: 1, stdout: '', stderr: 'error: RunNotFound: No run a/b?c.\n' });
+  it('names any run id in its requests as given, escaped, so the API judges the id itself', async () => {
+    // Unescaped, `a/b?c` would reach another route (or none); escaped, the run route refuses the id.
+    const refusal = 'error: ValidationFailed: The path parameter runId is invalid. (runId: must be 1-80 letters, digits, "_" or "-")\n';
+    expect(await cli('status', 'a/b?c')).toEqual({ code: 1, stdout: '', stderr: refusal });
     const files = await cli('files', 'a/b');
-    expect([files.code, files.stderr]).toEqual([1, 'error: RunNotFound: No run a/b.\n']);
+    expect([files.code, files.stderr]).toEqual([1, refusal]);
   }, 60_000);
 
   it('prints status, files and a file, and JSON for scripts', async () => {
