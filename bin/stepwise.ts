@@ -8,6 +8,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import type { DecisionRecorded } from '../functions/core/approvals.js';
 import type { RunView } from '../functions/api/schemas.js';
+import type { RunSummary } from '../functions/core/runs.js';
 import { ApiFailure, StepwiseClient, isHttpUrl, localEndpoint, runPath } from './cli/client.js';
 import { describeWaiting, follow, shellWord } from './cli/follow.js';
 
@@ -20,6 +21,7 @@ const program = new Command()
       .argParser(endpoint),
   )
   .option('--region <region>', 'AWS region for SigV4 signing (deployed APIs)', process.env.AWS_REGION)
+  .addOption(new Option('--token <jwt>', 'call as the caller this token names (JWT mode, or a local token from `stepwise token`)').env('STEPWISE_TOKEN'))
   .option('--json', 'print the API answers as JSON', false)
   .showHelpAfterError();
 
@@ -30,8 +32,8 @@ function endpoint(value: string): string {
 
 /** The one client of every command: --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT. */
 function client(): StepwiseClient {
-  const { endpoint, region } = program.opts<{ endpoint?: string; region?: string }>();
-  return new StepwiseClient({ endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}) });
+  const { endpoint, region, token } = program.opts<{ endpoint?: string; region?: string; token?: string }>();
+  return new StepwiseClient({ endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}), ...(token ? { token } : {}) });
 }
 
 /**
@@ -156,6 +158,53 @@ program
     const answer = await client().call<{ runId: string; status: string }>('POST', runPath(runId, '/cancel'));
     print(answer, () => `${answer.runId} ${answer.status}`);
   });
+
+program
+  .command('list')
+  .description('your runs, newest first (with --tenant, every run of your tenant: reviewers and admins)')
+  .addOption(new Option('--status <status>', 'only runs with this status').choices(['running', 'succeeded', 'failed', 'cancelled']))
+  .option('--limit <n>', 'runs per page (1-100)', positiveInt)
+  .option('--cursor <cursor>', 'the page after the one that printed this cursor')
+  .option('--tenant', "every run of your tenant, not only yours", false)
+  .action(async (opts: { status?: string; limit?: number; cursor?: string; tenant: boolean }) => {
+    const query = new URLSearchParams({
+      ...(opts.status ? { status: opts.status } : {}),
+      ...(opts.limit ? { limit: String(opts.limit) } : {}),
+      ...(opts.cursor ? { cursor: opts.cursor } : {}),
+      ...(opts.tenant ? { scope: 'tenant' } : {}),
+    });
+    const page = await client().call<{ items: RunSummary[]; nextCursor?: string }>('GET', `/runs${query.size ? `?${query}` : ''}`);
+    print(page, () => {
+      const lines = page.items.map(
+        (r) =>
+          `${r.runId}  ${r.status.padEnd(9)}  ${r.phase.padEnd(9)}  ${r.createdAt}  $${r.estimatedCostUsd.toFixed(4)}${r.waitingFor ? `  ⏸ ${r.waitingFor}` : ''}  ${oneLine(r.goal)}`,
+      );
+      if (!lines.length) lines.push('no runs');
+      if (page.nextCursor) lines.push(`more: ${commandLine()} list --cursor ${shellWord(page.nextCursor)}`);
+      return lines.join('\n');
+    });
+  });
+
+program
+  .command('token')
+  .description('a token of the local server (npm run dev) for another caller; use it with --token or STEPWISE_TOKEN')
+  .requiredOption('--sub <subject>', 'who the caller is')
+  .option('--tenant <tenant>', "the caller's tenant")
+  .addOption(new Option('--scope <role...>', 'roles: approve (decide approvals, read the tenant\'s runs), admin (also cancel them)').choices(['approve', 'admin']))
+  .action(async (opts: { sub: string; tenant?: string; scope?: string[] }) => {
+    const answer = await client().call<{ token: string }>('POST', '/_local/tokens', {
+      sub: opts.sub,
+      ...(opts.tenant ? { tenant: opts.tenant } : {}),
+      ...(opts.scope ? { scopes: opts.scope } : {}),
+    });
+    print(answer, () => answer.token);
+  });
+
+/** A goal on one line, cut for a listing. */
+function oneLine(text: string, max = 80): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
 
 for (const decision of ['approve', 'deny'] as const) {
   program

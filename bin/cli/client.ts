@@ -17,8 +17,10 @@ export class ApiFailure extends Error {
 export interface ClientOptions {
   endpoint: string;
   region?: string;
-  /** Sign requests with SigV4; default: sign unless the endpoint is on loopback. */
+  /** Sign requests with SigV4; default: sign unless the endpoint is on loopback or a token is given. */
   sign?: boolean;
+  /** A bearer token (JWT mode, or the local issuer's): sent as `Authorization: Bearer …` instead of signing. */
+  token?: string;
 }
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
@@ -57,7 +59,7 @@ export class StepwiseClient {
 
   private async fetchFn(): Promise<Fetch> {
     if (this.fetcher) return this.fetcher;
-    const sign = this.options.sign ?? !isLoopback(this.options.endpoint);
+    const sign = this.options.sign ?? (this.options.token === undefined && !isLoopback(this.options.endpoint));
     if (!sign) return (this.fetcher = (url, init) => fetch(url, init));
     // Loaded only to sign: a command against the local server starts without them.
     const [{ fromNodeProviderChain }, { AwsClient }] = await Promise.all([import('@aws-sdk/credential-providers'), import('aws4fetch')]);
@@ -79,7 +81,11 @@ export class StepwiseClient {
     try {
       res = await fetchFn(`${this.base}${path}`, {
         method,
-        headers: { ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers },
+        headers: {
+          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
+          ...headers,
+        },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
       });
     } catch (error) {

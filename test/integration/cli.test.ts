@@ -186,6 +186,22 @@ describe('the stepwise CLI', () => {
     expect([files.code, files.stderr]).toEqual([1, refusal]);
   }, 60_000);
 
+  it('hands out local tokens, and lists only the runs of the caller a token names', async () => {
+    const issued = await cli('token', '--sub', 'carol', '--tenant', 'cli-co');
+    expect(issued.code).toBe(0);
+    const carol = issued.stdout.trim();
+    expect(carol).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+$/);
+    const tag = local.book.add('cli-carol', { turn: say('Hi Carol.') });
+    const started = await cliWith({ STEPWISE_TOKEN: carol }, '--endpoint', local.stack.url, '--json', 'run', '--mode', 'single', `${tag} Greet me.`);
+    const runId = String((JSON.parse(started.stdout) as { runId: string }).runId);
+    const mine = await cliWith({ STEPWISE_TOKEN: carol }, '--endpoint', local.stack.url, 'list');
+    expect(mine.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(new RegExp(`^${runId}  (running|succeeded) .* Greet me\\.$`))]);
+    const theirs = await cli('list', '--status', 'running');
+    expect(theirs.stdout).not.toContain(runId);
+    const someoneElse = await cli('--token', (await cli('token', '--sub', 'dave', '--tenant', 'cli-co')).stdout.trim(), 'status', runId);
+    expect(someoneElse).toEqual({ code: 1, stdout: '', stderr: `error: RunNotFound: No run ${runId}.\n` });
+  }, 60_000);
+
   it('prints status, files and a file, and JSON for scripts', async () => {
     const tag = local.book.add('cli-single', { turn: use(['toolu_w', 'write_file', { path: 'a/b.txt', content: 'hello' }]) }, { turn: say('ok') });
     const run = await local.run(`${tag} Write it.`);
