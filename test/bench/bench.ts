@@ -19,6 +19,7 @@ import type { RequestCounts } from '../../local/stand-ins/emulators.js';
 import { startLocalStack } from '../../local/stack.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
+import { callersReport, measureCallers } from './callers.js';
 import { measureStartup, startupReport } from './startup.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -236,5 +237,7 @@ for (const b of await bundles()) {
   const name = b.name === 'inference-bedrock' ? 'inference (Bedrock deployment)' : b.name;
   console.log(row([name, `${(b.bytes / 1024).toFixed(0)} KiB`, `${b.loadMs.toFixed(0)} ms`]));
 }
+
+console.log(callersReport(await measureCallers()));
 
 console.log(startupReport(await measureStartup()));
