@@ -11,6 +11,7 @@ describe('FrontDoor', () => {
     const routes = template.findResources('AWS::ApiGatewayV2::Route');
     expect(Object.values(routes).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey).sort()).toEqual([
       'GET /openapi.json',
+      'GET /runs',
       'GET /runs/{runId}',
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path+}',
