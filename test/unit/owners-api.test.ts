@@ -21,9 +21,9 @@ function routesOf(runId: string): [string, string, unknown][] {
   ];
 }
 
-/** Alice's running run whose call toolu_1 waits for a decision. */
-async function alicesRun(api: ReturnType<typeof memoryApi>) {
-  const { body } = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: ['write_file'] } }, alice);
+/** A run started by `owner` whose write_file call toolu_1 waits for a decision. */
+async function waitingRun(api: ReturnType<typeof memoryApi>, owner: Record<string, string>) {
+  const { body } = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: ['write_file'] } }, owner);
   const runId = String(body.runId);
   await api.approvals.open({
     runId,
@@ -36,6 +36,12 @@ async function alicesRun(api: ReturnType<typeof memoryApi>) {
     requestedAt: '2026-01-01T00:00:00.000Z',
   });
   await api.approvals.attachToken(runId, 'toolu_1', 'token-1');
+  return runId;
+}
+
+/** Alice's running run whose call toolu_1 waits for a decision, with a file in its workspace. */
+async function alicesRun(api: ReturnType<typeof memoryApi>) {
+  const runId = await waitingRun(api, alice);
   api.workspace(runId).files.set('a.md', new TextEncoder().encode('hello'));
   return runId;
 }
@@ -84,18 +90,7 @@ describe('owners', () => {
   it('refuses self-approval when reviewers must be separate', async () => {
     const api = memoryApi({ access: { separateReviewer: true } });
     const reviewerOwner = as('rita', { tenant: 'acme', scopes: ['approve'] });
-    const { body } = await api.request('POST', '/runs', { goal, mode: 'single' }, reviewerOwner);
-    const runId = String(body.runId);
-    await api.approvals.open({
-      runId,
-      toolUseId: 'toolu_1',
-      agent: 'single',
-      conversationId: `run/${runId}/single`,
-      seq: 1,
-      name: 'write_file',
-      input: {},
-      requestedAt: '2026-01-01T00:00:00.000Z',
-    });
+    const runId = await waitingRun(api, reviewerOwner);
     expect((await api.request('POST', `/runs/${runId}/approvals/toolu_1`, { decision: 'approve' }, reviewerOwner)).status).toBe(403);
     expect((await api.request('POST', `/runs/${runId}/approvals/toolu_1`, { decision: 'approve' }, root)).status).toBe(202);
   });
