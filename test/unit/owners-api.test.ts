@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { iamCallers, jwtClaimCallers } from '../../functions/api/callers.js';
 import { as, memoryApi } from '../support/api.js';
 
 const goal = 'Write a.md.';
@@ -209,5 +210,32 @@ describe('who sees what', () => {
       }),
       { numRuns: 150 },
     );
+  });
+});
+
+describe('callers as API Gateway passes them', () => {
+  const iamEvent = (userArn: string) => ({ event: { requestContext: { authorizer: { iam: { userArn } } } } });
+  const jwtEvent = (claims: Record<string, string>) => ({ event: { requestContext: { authorizer: { jwt: { claims } } } } });
+
+  it('reads an IAM caller from the request context, its roles from the ARN patterns', async () => {
+    const api = memoryApi({ authenticate: iamCallers({ reviewerArns: ['arn:aws:sts::1:assumed-role/Reviewers/*'] }) });
+    const post = (arn: string) =>
+      api.app.request('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal }) }, iamEvent(arn));
+    expect((await post('arn:aws:iam::1:user/ann')).status).toBe(202);
+    expect((await api.runs.get('run-1'))?.owner).toEqual({ principal: 'arn:aws:iam::1:user/ann' });
+    expect((await api.app.request('/runs/run-1', {}, iamEvent('arn:aws:iam::1:user/ben'))).status).toBe(404);
+    expect((await api.app.request('/runs/run-1', {}, iamEvent('arn:aws:sts::1:assumed-role/Reviewers/rita'))).status).toBe(200);
+    expect((await api.app.request('/runs/run-1', {})).status).toBe(401);
+  });
+
+  it('reads a JWT caller from the claims API Gateway verified, lists written as "[a b]" included', async () => {
+    const api = memoryApi({ authenticate: jwtClaimCallers({ tenantClaim: 'custom:tenant' }) });
+    const alice = jwtEvent({ iss: 'https://idp', sub: 'alice', 'custom:tenant': 'acme' });
+    const rita = jwtEvent({ iss: 'https://idp', sub: 'rita', 'custom:tenant': 'acme', scp: '[openid stepwise/approve]' });
+    await api.app.request('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal }) }, alice);
+    expect((await api.runs.get('run-1'))?.owner).toEqual({ principal: 'https://idp#alice', tenant: 'acme' });
+    const listed = await api.app.request('/runs?scope=tenant', {}, rita);
+    expect(((await listed.json()) as { items: { runId: string }[] }).items.map((r) => r.runId)).toEqual(['run-1']);
+    expect((await api.app.request('/runs?scope=tenant', {}, alice)).status).toBe(403);
   });
 });
