@@ -16,7 +16,7 @@
  * each module's `handler` served by the local Lambda Invoke API.
  */
 import '../local/sdk-warning.js';
-import { relative, resolve } from 'node:path';
+import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { readScript } from '../functions/adapters/model/scripted.js';
@@ -25,7 +25,7 @@ import { replayedScript } from '../local/stand-ins/messages-api.js';
 import * as z from 'zod';
 import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
 import { startLocalStack } from '../local/stack.js';
-import { DataDirInUse } from '../local/stand-ins/data-lock.js';
+import { DataDirInUse, dataDirInUseAdvice } from '../local/stand-ins/data-lock.js';
 import { PortInUse } from '../local/stand-ins/http-server.js';
 
 const port = Number(process.env.PORT ?? 8787);
@@ -88,10 +88,6 @@ function adviceFor(error: unknown): string | undefined {
   if (error instanceof PortInUse) {
     return `Port ${error.port} is in use: stop the other process, or set PORT to another port.`;
   }
-  if (error instanceof DataDirInUse) {
-    const inside = relative(process.cwd(), error.dataDir);
-    const folder = inside && !inside.startsWith('..') ? inside : error.dataDir;
-    return `The data folder ${folder} is in use by another Stepwise process (pid ${error.pid}), e.g. another npm run dev: stop it, or set STEPWISE_DATA_DIR to another folder.`;
-  }
+  if (error instanceof DataDirInUse) return dataDirInUseAdvice(error);
   return undefined;
 }

@@ -1,8 +1,9 @@
 #!/usr/bin/env node
 /**
  * Runs one single-mode agent run on the embedded stand-ins (DynamoDB and S3 emulators on
- * loopback, data under .stepwise/) and prints its progress: the agent core without the state
- * machine, for trying Stepwise from a fresh clone.
+ * loopback, data under --data, else STEPWISE_DATA_DIR, else .stepwise/data, the folder `npm run dev`
+ * uses) and prints its progress: the agent core without the state machine, for trying Stepwise
+ * from a fresh clone. A data folder that another process holds ends it with one line and exit 1.
  *
  *   npm start -- "What is 1234 times 5678?"                       # Anthropic (ANTHROPIC_API_KEY)
  *   npm start -- --script local/scripts/calculator.json "Multiply"   # offline
@@ -17,23 +18,31 @@ import { bedrockFrom } from '../functions/wiring/model-bedrock.js';
 import { wire } from '../functions/wiring/wire.js';
 import { runAgentLoop } from '../functions/core/loop.js';
 import { zeroUsage } from '../functions/core/messages.js';
-import { startEmulators } from '../local/stand-ins/emulators.js';
+import { DataDirInUse, dataDirInUseAdvice } from '../local/stand-ins/data-lock.js';
+import { type Emulators, startEmulators } from '../local/stand-ins/emulators.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     script: { type: 'string' },
     'max-iterations': { type: 'string', default: '20' },
-    data: { type: 'string', default: '.stepwise/data' },
+    data: { type: 'string', default: process.env.STEPWISE_DATA_DIR ?? '.stepwise/data' },
   },
 });
 const goal = positionals.join(' ').trim();
 if (!goal) {
-  process.stderr.write('Usage: npm start -- [--script turns.json] [--max-iterations N] "<goal>"\n');
+  process.stderr.write('Usage: npm start -- [--script turns.json] [--max-iterations N] [--data folder] "<goal>"\n');
   process.exit(2);
 }
 
-const emulators = await startEmulators({ dataDir: resolve(values.data) });
+let emulators: Emulators;
+try {
+  emulators = await startEmulators({ dataDir: resolve(values.data) });
+} catch (error) {
+  if (!(error instanceof DataDirInUse)) throw error;
+  process.stderr.write(`${dataDirInUseAdvice(error)}\n`);
+  process.exit(1);
+}
 try {
   const env = {
     ...process.env,

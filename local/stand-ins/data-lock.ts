@@ -5,7 +5,7 @@
  * crashed) is stale and taken over.
  */
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 
 /** The data folder is in use by a live process: another `npm run dev`, or another stack of this one. */
 export class DataDirInUse extends Error {
@@ -16,6 +16,16 @@ export class DataDirInUse extends Error {
   ) {
     super(`The data folder ${dataDir} is in use by process ${pid}.`);
   }
+}
+
+/**
+ * What to do about it, in one line, for `npm run dev` and `npm start` alike: the folder as the
+ * user named it (relative when it is inside the working directory) and the holder's pid.
+ */
+export function dataDirInUseAdvice(error: DataDirInUse): string {
+  const inside = relative(process.cwd(), error.dataDir);
+  const folder = inside && !inside.startsWith('..') ? inside : error.dataDir;
+  return `The data folder ${folder} is in use by another Stepwise process (pid ${error.pid}), e.g. another npm run dev: stop it, or set STEPWISE_DATA_DIR to another folder.`;
 }
 
 export interface DataDirLock {

@@ -23,8 +23,17 @@ afterEach(() => {
 
 /** Runs `bin/dev.ts` until it exits on its own (or is killed after `timeoutMs`). */
 function dev(env: Record<string, string>, timeoutMs = 60_000): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return script(['bin/dev.ts'], env, timeoutMs);
+}
+
+/** Runs a script of `bin/` with arguments until it exits on its own (or is killed after `timeoutMs`). */
+function script(
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs = 60_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'bin/dev.ts'], {
+    const child = spawn(process.execPath, ['--import', 'tsx', ...args], {
       env: { ...process.env, STEPWISE_PROVIDER: 'scripted', ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
@@ -103,6 +112,25 @@ describe('npm run dev, when it cannot start', () => {
       });
     } finally {
       await new Promise((resolve) => busy.close(resolve));
+    }
+  });
+});
+
+describe('npm start, on the data folder npm run dev uses', () => {
+  it('takes the folder from STEPWISE_DATA_DIR, and says in one line that another process uses it', async () => {
+    const dir = folder();
+    const emulators = await startEmulators({ dataDir: dir });
+    try {
+      const { code, stdout, stderr } = await script(['bin/run-once.ts', '--script', 'local/scripts/calculator.json', 'Multiply'], {
+        STEPWISE_DATA_DIR: dir,
+      });
+      expect({ code, stdout, stderr }).toEqual({
+        code: 1,
+        stdout: '',
+        stderr: `The data folder ${dir} is in use by another Stepwise process (pid ${process.pid}), e.g. another npm run dev: stop it, or set STEPWISE_DATA_DIR to another folder.\n`,
+      });
+    } finally {
+      await emulators.stop();
     }
   });
 });
