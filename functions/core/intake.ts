@@ -140,6 +140,11 @@ export interface IntakeDeps {
   maxRunningRuns?: number;
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`). */
   trustedSources?: readonly string[];
+  /**
+   * Told of each run this intake created, once per run: a repeated request (idempotency key,
+   * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
+   */
+  onCreated?: (run: Run) => void;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -247,6 +252,7 @@ export async function createRun(
     updatedAt: now,
   };
   const created = await deps.runs.create(run);
+  if (created) deps.onCreated?.(run);
   const stored = created ? run : await deps.runs.get(runId);
   if (!stored) throw new Error(`Run ${runId} could not be created.`);
   try {

@@ -11,7 +11,7 @@ export const serviceName = 'stepwise';
 
 /** Metric names; all are counts. */
 export const metricNames = {
-  /** A run's orchestrator execution was started (intake: the API or an event). */
+  /** A run was created (intake: the API or an event); a repeated request counts nothing. Dimension: mode. */
   runsStarted: 'RunsStarted',
   /** An inference step finished (one model turn stored). Dimension: agent. */
   iterations: 'Iterations',

@@ -4,7 +4,8 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ModelProvider } from '../../functions/core/model.js';
-import type { OrchestratorInput, RunStarter } from '../../functions/core/intake.js';
+import type { RunStarter } from '../../functions/core/intake.js';
+import type { Run } from '../../functions/core/runs.js';
 import type { ToolDeps } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
 
@@ -29,9 +30,9 @@ vi.mock('../../functions/wiring/workspaces.js', () => ({
   scopedWorkspaces: (): ToolDeps['workspaceFor'] => (runId) => shared.core.deps.workspaceFor(runId),
 }));
 vi.mock('../../functions/wiring/intake.js', () => ({
-  intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onStarted?: (input: OrchestratorInput) => void } = {}) => {
-    const starter: RunStarter = { start: async (input) => hooks.onStarted?.(input), stop: async () => undefined, announceCancelled: async () => undefined };
-    return { runs: shared.core.runs, starter, newId: () => 'run-evt' };
+  intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onCreated?: (run: Run) => void } = {}) => {
+    const starter: RunStarter = { start: async () => undefined, stop: async () => undefined, announceCancelled: async () => undefined };
+    return { runs: shared.core.runs, starter, newId: () => 'run-evt', ...(hooks.onCreated ? { onCreated: hooks.onCreated } : {}) };
   },
   deadLettersFrom: () => ({ send: async () => undefined }),
 }));
@@ -183,6 +184,13 @@ describe('the intake handler', () => {
     expect(metrics.dimensions).toEqual([['service', 'mode']]);
     expect(metrics.values).toEqual({ RunsStarted: 1 });
     expect(lines.find((l) => !isMetrics(l))).toMatchObject({ message: 'Run request accepted', runId: 'evt-e1' });
+  });
+
+  it('counts no run for a redelivered event: the run was created once', async () => {
+    const event = { id: 'e1', 'detail-type': 'Stepwise Run Requested', source: 'test', detail: { goal: 'Say hi.', mode: 'single' } };
+    const lines = await linesOf(() => intake(event));
+    expect(lines.filter(isMetrics)).toEqual([]);
+    expect(lines.find((l) => !isMetrics(l))).toMatchObject({ message: 'Run request accepted' });
   });
 
   it('starts and counts nothing for an invalid event, and says why', async () => {
