@@ -141,13 +141,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
     const deadLetters: unknown[] = [];
     const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
-    // The rule: run requests on the bus go to the intake, as deployed.
+    // The rule: run requests on the bus go to the intake, as deployed. An invocation that throws
+    // ends in the dead letters as Lambda's on-failure destination records it (without the
+    // deployed retries: `redeliver` is the local retry).
     const deliver = async (event: LocalEvent) => {
       if (event.detailType !== runRequestedDetailType) return;
-      await intakeEvent(
-        { id: event.id, 'detail-type': event.detailType, source: event.source, account: localAccount, time: event.time, detail: event.detail },
-        { ...api, deadLetters: localDeadLetters },
-      );
+      const request = { id: event.id, 'detail-type': event.detailType, source: event.source, account: localAccount, time: event.time, detail: event.detail };
+      try {
+        await intakeEvent(request, { ...api, deadLetters: localDeadLetters });
+      } catch (error) {
+        const { name, message } = error instanceof Error ? error : new Error(String(error));
+        deadLetters.push({
+          requestContext: { condition: 'RetriesExhausted' },
+          requestPayload: request,
+          responsePayload: { errorType: name, errorMessage: message },
+        });
+      }
     };
     app = createApi({
       ...api,

@@ -282,6 +282,11 @@ export type IntakeOutcome = { accepted: true; runId: string } | { accepted: fals
  * Takes a `Stepwise Run Requested` event through the same validation and run creation as
  * `POST /runs`. An invalid event starts nothing and goes to the dead letters with the reason;
  * a client `runId` makes a redelivered event start its run once.
+ *
+ * What may pass (a transient fault, a busy session) throws, so that Lambda delivers the event
+ * again; when its retries run out, the function's on-failure destination puts it in the same
+ * dead-letter queue with the error. Anything else ends in the dead letters at once, with the
+ * reason: an event that cannot start is never dropped.
  */
 export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLetters: DeadLetters }): Promise<IntakeOutcome> {
   const envelope = z.object({ 'detail-type': z.literal(runRequestedDetailType), detail: z.unknown() }).safeParse(event);
@@ -315,12 +320,22 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}) });
     return { accepted: true, runId: started.runId };
   } catch (error) {
-    // Refusals that no redelivery can change end in the dead letters, with the reason.
-    if (!(error instanceof RunIdTaken || error instanceof TooManyRuns)) throw error;
+    if (worthRetrying(error)) throw error;
+    // Refusals and failures that no redelivery can change end in the dead letters, with the reason.
+    const reason = error instanceof StepwiseError ? error.message : `The run could not be started: ${messageOf(error)}`;
     const path = error instanceof RunIdTaken ? 'detail.runId' : '(event)';
-    await deps.deadLetters.send({ reason: error.message, issues: [{ path, message: error.message }], event });
-    return { accepted: false, reason: error.message };
+    await deps.deadLetters.send({ reason, issues: [{ path, message: reason }], event });
+    return { accepted: false, reason };
   }
+}
+
+/**
+ * Whether a redelivery of the event may succeed: a transient fault (a throttled start, a store
+ * that did not answer) or a busy session, whose run may end before the last retry. Nothing was
+ * written for either but a run waiting to start, which the redelivery starts.
+ */
+function worthRetrying(error: unknown): boolean {
+  return (error instanceof StepwiseError && error.transient) || error instanceof SessionBusy;
 }
 
 /** Where an event came from: EventBridge always sets both; an event without them is from nowhere we know. */
