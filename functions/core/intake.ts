@@ -123,6 +123,13 @@ export interface SessionLocks {
    * (its intake is still under way): the lock then stands for a grace period.
    */
   acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string>;
+  /** Frees the session if `runId` still holds it; nothing otherwise (another run took it over). */
+  release(sessionId: string, runId: string): Promise<void>;
+}
+
+/** The lock of an owner's session: session ids are per owner, so another caller's is another lock. */
+export function sessionLockId(owner: Owner, sessionId: string): string {
+  return `${ownerKey(owner)}/${sessionId}`;
 }
 
 export interface IntakeDeps {
@@ -231,7 +238,7 @@ export async function createRun(
       const holder = await deps.runs.get(id);
       return holder ? holder.status === 'running' : undefined;
     };
-    const holder = await deps.sessions.acquire(`${ownerKey(owner)}/${body.sessionId}`, runId, isRunning);
+    const holder = await deps.sessions.acquire(sessionLockId(owner, body.sessionId), runId, isRunning);
     if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
   }
   const now = clock().toISOString();
