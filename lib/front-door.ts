@@ -75,6 +75,12 @@ export interface FrontDoorProps {
    * @default {}
    */
   readonly callers?: CallerSettings;
+  /**
+   * How long a session lock stands even for a run whose record still says running; set it above
+   * the orchestrator's timeout, which no run outlives.
+   * @default no lease (a lock stands while its run's record says running)
+   */
+  readonly sessionLease?: Duration;
 }
 
 /** The routes the one API function serves: those its OpenAPI document lists (test/infra/api-routes.test.ts), but the local `GET /health`. */
@@ -123,6 +129,7 @@ export class FrontDoor extends Construct {
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
+      ...(props.sessionLease ? { STEPWISE_SESSION_LEASE_SECONDS: String(props.sessionLease.toSeconds()) } : {}),
       ...(props.approvalTools?.length ? { STEPWISE_APPROVAL_TOOLS: props.approvalTools.join(',') } : {}),
       ...(props.allowedModels ? { STEPWISE_ALLOWED_MODELS: props.allowedModels.join(',') } : {}),
     };
