@@ -5,6 +5,7 @@ import * as integrations from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -42,6 +43,9 @@ export interface CallerSettings {
   readonly trustedSources?: string[];
 }
 
+/** Lambda's retries of an intake invocation that threw, before it goes to the dead letters (at most 2). */
+export const intakeRetryAttempts = 2;
+
 /** The scopes a JWT must carry (one of) to decide approvals. */
 export const approvalScopes = ['stepwise/approve', 'stepwise/admin'];
 
@@ -71,6 +75,12 @@ export interface FrontDoorProps {
    * @default {}
    */
   readonly callers?: CallerSettings;
+  /**
+   * How long a session lock stands even for a run whose record still says running; set it above
+   * the orchestrator's timeout, which no run outlives.
+   * @default no lease (a lock stands while its run's record says running)
+   */
+  readonly sessionLease?: Duration;
 }
 
 /** The routes the one API function serves: those its OpenAPI document lists (test/infra/api-routes.test.ts), but the local `GET /health`. */
@@ -88,8 +98,9 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
 
 /**
  * The ways in: an HTTP API (IAM auth by default) and a rule that takes `Stepwise Run Requested`
- * events from the bus to the intake. Both create runs through the same code; events that fail
- * validation, and events the rule could not deliver, land in one dead-letter queue.
+ * events from the bus to the intake. Both create runs through the same code. Every event that
+ * cannot start a run ends in one dead-letter queue: refused by the intake (with the reason),
+ * undeliverable by the rule, or still failing when Lambda's retries of the intake run out.
  */
 export class FrontDoor extends Construct {
   public readonly api: apigw.HttpApi;
@@ -118,6 +129,7 @@ export class FrontDoor extends Construct {
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
+      ...(props.sessionLease ? { STEPWISE_SESSION_LEASE_SECONDS: String(props.sessionLease.toSeconds()) } : {}),
       ...(props.approvalTools?.length ? { STEPWISE_APPROVAL_TOOLS: props.approvalTools.join(',') } : {}),
       ...(props.allowedModels ? { STEPWISE_ALLOWED_MODELS: props.allowedModels.join(',') } : {}),
     };
@@ -144,6 +156,14 @@ export class FrontDoor extends Construct {
       orchestrator.grantStartExecution(fn);
     }
     this.deadLetters.grantSendMessages(this.intakeFunction.function);
+    // The rule invokes the intake asynchronously: an invocation that throws (a transient fault, a
+    // busy session, a dead letter that could not be sent) is retried twice by Lambda, about one
+    // and three minutes later, then recorded in the dead-letter queue with its error, not dropped.
+    this.intakeFunction.function.configureAsyncInvoke({
+      onFailure: new destinations.SqsDestination(this.deadLetters),
+      retryAttempts: intakeRetryAttempts,
+      maxEventAge: Duration.hours(2),
+    });
     // The API reads transcripts and lists runs; it writes no conversation item.
     storage.grantConversationRead(this.apiFunction.function);
     storage.grantRunListing(this.apiFunction.function);

@@ -1,5 +1,6 @@
 import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
@@ -19,6 +20,13 @@ export interface ObservabilityProps {
   /** The intake's dead-letter queue: refused events and events the rule could not deliver. */
   readonly deadLetters: sqs.IQueue;
   /**
+   * The HTTP API and the function behind it. That function answers its errors as 500 responses
+   * (the router turns them into answers), so its Lambda `Errors` metric never sees them: the
+   * API's 5xx count is alarmed instead.
+   * @default no API alarm
+   */
+  readonly api?: { readonly httpApi: apigw.IHttpApi; readonly function: lambda.IFunction };
+  /**
    * Where alarms notify when they go off.
    * @default none: the alarms only change state (see them in the console or on the dashboard)
    */
@@ -37,8 +45,8 @@ export interface ObservabilityProps {
 
 /**
  * A CloudWatch dashboard and alarms for Stepwise (habit 10, docs/ARCHITECTURE.md): failed, timed-out and
- * throttled executions of both state machines, Lambda errors and throttles, and a dead-letter
- * queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:
+ * throttled executions of both state machines, orchestrator executions stopped outside Stepwise,
+ * Lambda errors and throttles, API 5xx answers, and a dead-letter queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:
  * its last states are direct DynamoDB/EventBridge integrations that no function sees, and it
  * ends failed exactly when the run does (`RunFailed`).
  */
@@ -58,12 +66,33 @@ export class Observability extends Construct {
       this.alarm(`${name}ExecutionsTimedOut`, machine.metricTimedOut({ period }), `${name} executions timed out.`, props.alarmTopic);
       this.alarm(`${name}ExecutionThrottled`, machine.metricThrottled({ period }), `${name} executions were throttled.`, props.alarmTopic);
     }
+    // Stopped outside Stepwise: AWS/States counts every abort, and each cancel through the API
+    // aborts the orchestrator, so this counts the runs the execution-ended function had to mark.
+    // (An alarm's metric carries no label: a labelled one becomes a metric-math alarm.)
+    const interrupted = (status: string) =>
+      new cloudwatch.Metric({
+        namespace: metricsNamespace,
+        metricName: metricNames.runsInterrupted,
+        dimensionsMap: { service: serviceName, status },
+        statistic: cloudwatch.Stats.SUM,
+        period,
+      });
+    this.alarm(
+      'OrchestratorExecutionsAborted',
+      interrupted('ABORTED'),
+      'Orchestrator executions were stopped outside Stepwise (a cancel through the API does not count); their runs were marked failed.',
+      props.alarmTopic,
+    );
     for (const [name, fn] of Object.entries(props.functions)) {
-      this.alarm(`${name}Errors`, fn.metricErrors({ period }), `The ${name} function failed invocations.`, props.alarmTopic);
+      if (fn !== props.api?.function) {
+        this.alarm(`${name}Errors`, fn.metricErrors({ period }), `The ${name} function failed invocations.`, props.alarmTopic);
+      }
       this.alarm(`${name}Throttles`, fn.metricThrottles({ period }), `The ${name} function was throttled.`, props.alarmTopic);
     }
+    const serverErrors = props.api?.httpApi.metricServerError({ period, statistic: cloudwatch.Stats.SUM });
+    if (serverErrors) this.alarm('Api5xx', serverErrors, 'The HTTP API answered with 5xx (errors of the API function included).', props.alarmTopic);
     const deadLetterDepth = props.deadLetters.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM });
-    this.alarm('DeadLetters', deadLetterDepth, 'Run requests wait in the dead-letter queue: refused or undeliverable events.', props.alarmTopic);
+    this.alarm('DeadLetters', deadLetterDepth, 'Events wait in the dead-letter queue: run requests that could not start, or execution ends not recorded.', props.alarmTopic);
 
     const custom = (metricName: string, dimensionsMap: Record<string, string>, label: string) =>
       new cloudwatch.Metric({
@@ -107,7 +136,11 @@ export class Observability extends Construct {
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Runs (orchestrator executions)',
-        left: [...runModes.map((mode) => custom(metricNames.runsStarted, { mode }, `requested · ${mode}`)), ...executions(props.orchestrator)],
+        left: [
+          ...runModes.map((mode) => custom(metricNames.runsStarted, { mode }, `created · ${mode}`)),
+          ...executions(props.orchestrator),
+          ...['ABORTED', 'TIMED_OUT', 'FAILED'].map((status) => interrupted(status).with({ label: `marked failed · ${status.toLowerCase()}` })),
+        ],
         width,
       }),
       new cloudwatch.GraphWidget({ title: 'Agent-loop executions', left: executions(props.agentLoop), width }),
@@ -139,7 +172,12 @@ export class Observability extends Construct {
         right: fns.map(([name, fn]) => fn.metricThrottles({ period, label: `${name} throttles` })),
         width,
       }),
-      new cloudwatch.GraphWidget({ title: 'Dead-letter queue depth', left: [deadLetterDepth.with({ label: 'messages visible' })], width }),
+      new cloudwatch.GraphWidget({
+        title: 'Dead-letter queue depth and API 5xx',
+        left: [deadLetterDepth.with({ label: 'messages visible' })],
+        right: serverErrors ? [serverErrors.with({ label: 'API 5xx answers' })] : [],
+        width,
+      }),
     );
   }
 

@@ -14,6 +14,12 @@ export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
   readonly agentLoop: sfn.IStateMachine;
   readonly bus: events.IEventBus;
+  /**
+   * The longest a run's execution may take; past it Step Functions ends it TIMED_OUT and the run
+   * is marked failed with `ExecutionTimedOut` (lib/execution-ended.ts).
+   * @default Duration.hours(48)
+   */
+  readonly timeout?: Duration;
 }
 
 const runKey = {
@@ -248,6 +254,7 @@ export class Orchestrator extends Construct {
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {
       stateMachineType: sfn.StateMachineType.STANDARD,
+      timeout: props.timeout ?? Duration.hours(48),
       definitionBody: sfn.DefinitionBody.fromChainable(
         new sfn.Choice(this, 'Mode')
           .when(sfn.Condition.and(sfn.Condition.isPresent('$.announce'), sfn.Condition.stringEquals('$.announce', 'cancelled')), cancelled)

@@ -12,6 +12,7 @@ import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { toolNames } from '../functions/core/names.js';
 import { AgentLoop } from './agent-loop.js';
+import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
 import { type ApiAuth, type CallerSettings, FrontDoor } from './front-door.js';
@@ -81,6 +82,15 @@ export interface StepwiseAgentsProps {
    */
   readonly approvalTimeout?: Duration;
   /**
+   * The longest a run may take, reviewer waits included. Past it the orchestrator's execution
+   * times out and the run is marked failed with `ExecutionTimedOut`; its session lock lapses a
+   * quarter of an hour later even if that mark was lost. The default leaves a day for the agents'
+   * work (far above what a run of 200 iterations takes) plus one full wait for a reviewer; raise it
+   * when runs wait for several reviews.
+   * @default Duration.hours(24) plus `approvalTimeout` (48 hours)
+   */
+  readonly runTimeout?: Duration;
+  /**
    * Remote MCP servers (Streamable HTTP) whose tools the agents may call, as `<server>__<tool>`;
    * listed once at a run's start. A server that is down then is left out of that run.
    * @default [] (none)
@@ -92,7 +102,7 @@ export interface StepwiseAgentsProps {
    */
   readonly tools?: readonly LambdaToolConfig[];
   /**
-   * Where the alarms (failed, timed-out and throttled executions, Lambda errors, dead letters) notify.
+   * Where the alarms (failed, timed-out, throttled and interrupted executions, Lambda errors, API 5xx, dead letters) notify.
    * @default none: the alarms only change state
    */
   readonly alarmTopic?: sns.ITopic;
@@ -118,6 +128,8 @@ export interface StepwiseFunctions {
   readonly api: lambda.IFunction;
   /** `Stepwise Run Requested` events from the bus. */
   readonly intake: lambda.IFunction;
+  /** Orchestrator executions that ended outside their states (Step Functions status events). */
+  readonly executionEnded: lambda.IFunction;
 }
 
 /**
@@ -153,6 +165,8 @@ export class StepwiseAgents extends Construct {
   public readonly agentLoop: AgentLoop;
   public readonly orchestrator: Orchestrator;
   public readonly frontDoor: FrontDoor;
+  /** Marks runs whose execution ended outside its states, and frees their sessions. */
+  public readonly executionEnded: ExecutionEnded;
   public readonly observability: Observability;
   /** The Anthropic API key's secret; none when the model is served by Bedrock. */
   public readonly anthropicKey?: secretsmanager.ISecret;
@@ -259,10 +273,12 @@ export class StepwiseAgents extends Construct {
       ...(props.approvalTimeout ? { approvalTimeout: props.approvalTimeout } : {}),
     });
 
+    const runTimeout = props.runTimeout ?? Duration.hours(24).plus(props.approvalTimeout ?? Duration.hours(24));
     this.orchestrator = new Orchestrator(this, 'Orchestrator', {
       table,
       agentLoop: this.agentLoop.stateMachine,
       bus: this.bus,
+      timeout: runTimeout,
     });
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
@@ -272,8 +288,16 @@ export class StepwiseAgents extends Construct {
       bus: this.bus,
       approvalTools: props.approvalTools ?? [],
       allowedModels: this.allowedModels,
+      // No run outlives the orchestrator's timeout: a lock older than that has lost its holder.
+      sessionLease: runTimeout.plus(Duration.minutes(15)),
       ...(props.auth ? { auth: props.auth } : {}),
       ...(props.callers ? { callers: props.callers } : {}),
+    });
+
+    this.executionEnded = new ExecutionEnded(this, 'ExecutionEnded', {
+      storage: this.storage,
+      orchestrator: this.orchestrator.stateMachine,
+      deadLetters: this.frontDoor.deadLetters,
     });
 
     this.table = table;
@@ -286,6 +310,7 @@ export class StepwiseAgents extends Construct {
       approval: this.approval.function,
       api: this.frontDoor.apiFunction.function,
       intake: this.frontDoor.intakeFunction.function,
+      executionEnded: this.executionEnded.function.function,
     };
 
     this.observability = new Observability(this, 'Observability', {
@@ -297,7 +322,9 @@ export class StepwiseAgents extends Construct {
         Approval: this.functions.approval,
         Api: this.functions.api,
         Intake: this.functions.intake,
+        ExecutionEnded: this.functions.executionEnded,
       },
+      api: { httpApi: this.api, function: this.functions.api },
       deadLetters: this.frontDoor.deadLetters,
       ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
     });

@@ -119,6 +119,11 @@ export class Storage extends Construct {
     this.grantIndexQuery(grantee, ['running']);
   }
 
+  /** Free a session lock whose run has ended (the execution-ended function): a conditional update, nothing more. */
+  grantSessionRelease(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:UpdateItem'], ['sessions']);
+  }
+
   /** List runs by owner or tenant (`GET /runs`): queries of the run indexes only. */
   grantRunListing(grantee: iam.IGrantable): void {
     this.grantIndexQuery(grantee, ['byOwner', 'byTenant', 'running']);

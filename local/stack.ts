@@ -15,6 +15,7 @@ import { createApi } from '../functions/api/app.js';
 import { bearerCallers } from '../functions/api/callers.js';
 import { localCaller } from '../functions/core/callers.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../functions/core/intake.js';
+import { executionEndedPattern } from '../functions/core/execution-ended.js';
 import { localAccount, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import { type LocalIssuer, TokenRequest, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
@@ -54,7 +55,7 @@ export interface LocalStack {
   requestCounter: RequestCounter;
   /** The local token issuer: `POST /_local/tokens` and `stepwise token` hand out its tokens. */
   issuer: LocalIssuer;
-  /** Hands an event already on the bus to its rule's target again, as an at-least-once bus may. */
+  /** Hands an event already on a bus to its rule's target again, as an at-least-once bus may; resolves when it was handled. */
   redeliver(eventId: string): Promise<void>;
   close(): Promise<void>;
 }
@@ -111,6 +112,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
     const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
 
+    // Rules on the default bus, routed once the runtime (and so the orchestrator's ARN) exists.
+    const defaultBus: { route?: (event: LocalEvent) => Promise<void> | undefined } = {};
     const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
     const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: localRegion, credentials: localCredentials });
     undo.push(() => dynamo.destroy());
@@ -120,10 +123,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       handlers,
       dynamo,
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
-      ...(options.onEvent ? { onEvent: options.onEvent } : {}),
+      onEvent: (event) => {
+        options.onEvent?.(event);
+        defaultBus.route?.(event);
+      },
       // Checked once by test/infra/local-definitions.test.ts rather than at every start.
       validateDefinitions: false,
     });
+    const orchestratorArn = runtime.stateMachineArn('Orchestrator');
+    // The execution-ended handler wires itself from the environment, as the others.
+    process.env.STEPWISE_ORCHESTRATOR_ARN = orchestratorArn;
     const sfnApi = await startSfnApi(runtime);
     undo.push(() => sfnApi.close());
 
@@ -132,7 +141,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const wiring = wire({
       ...env,
       STEPWISE_SFN_ENDPOINT: sfnApi.url,
-      STEPWISE_ORCHESTRATOR_ARN: runtime.stateMachineArn('Orchestrator'),
+      STEPWISE_ORCHESTRATOR_ARN: orchestratorArn,
       ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
     });
     // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
@@ -141,13 +150,54 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
     const deadLetters: unknown[] = [];
     const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
-    // The rule: run requests on the bus go to the intake, as deployed.
+    /** An invocation that threw, as Lambda's on-failure destination records it (no retries locally). */
+    const failedInvocation = (request: unknown, error: unknown) => {
+      const { name, message } = error instanceof Error ? error : new Error(String(error));
+      deadLetters.push({ requestContext: { condition: 'RetriesExhausted' }, requestPayload: request, responsePayload: { errorType: name, errorMessage: message } });
+    };
+    const envelope = (event: LocalEvent) => ({
+      id: event.id,
+      'detail-type': event.detailType,
+      source: event.source,
+      account: localAccount,
+      time: event.time,
+      detail: event.detail,
+    });
+
+    // The execution-ended rule: the orchestrator's ABORTED/FAILED/TIMED_OUT status events go to
+    // its function, as deployed; the same pattern decides.
+    const executionEnded = wrap('execution-ended', (await import('../functions/handlers/execution-ended.js')).handler);
+    const pattern = executionEndedPattern(orchestratorArn);
+    const deliveries = new Set<Promise<void>>();
+    defaultBus.route = (event) => {
+      const detail = event.detail as { stateMachineArn?: string; status?: string };
+      const matches =
+        event.eventBusName === 'default' &&
+        pattern.source.includes(event.source) &&
+        pattern.detailType.includes(event.detailType) &&
+        pattern.detail.stateMachineArn.includes(String(detail.stateMachineArn)) &&
+        pattern.detail.status.some((status) => status === detail.status);
+      if (!matches) return undefined;
+      const request = envelope(event);
+      // Asynchronous, as the rule's invocation is: the execution's end does not wait for it.
+      const delivery = executionEnded(request)
+        .then(() => undefined)
+        .catch((error: unknown) => failedInvocation(request, error))
+        .finally(() => deliveries.delete(delivery));
+      deliveries.add(delivery);
+      return delivery;
+    };
+    // The rule: run requests on the bus go to the intake, as deployed. An invocation that throws
+    // ends in the dead letters as Lambda's on-failure destination records it (without the
+    // deployed retries: `redeliver` is the local retry).
     const deliver = async (event: LocalEvent) => {
       if (event.detailType !== runRequestedDetailType) return;
-      await intakeEvent(
-        { id: event.id, 'detail-type': event.detailType, source: event.source, account: localAccount, time: event.time, detail: event.detail },
-        { ...api, deadLetters: localDeadLetters },
-      );
+      const request = envelope(event);
+      try {
+        await intakeEvent(request, { ...api, deadLetters: localDeadLetters });
+      } catch (error) {
+        failedInvocation(request, error);
+      }
     };
     app = createApi({
       ...api,
@@ -175,6 +225,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         const event = runtime.events.find((e) => e.id === eventId);
         if (!event) throw new Error(`No event ${eventId} on the local bus.`);
         await deliver(event);
+        await defaultBus.route?.(event);
       },
       async close() {
         await server.close();
@@ -183,6 +234,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         const abandon = setInterval(() => runtime.abandonWaits(), 200);
         await runtime.idle().catch(() => undefined);
         clearInterval(abandon);
+        await Promise.all([...deliveries]);
         await sfnApi.close();
         await lambdas.close();
         dynamo.destroy();

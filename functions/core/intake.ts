@@ -123,6 +123,13 @@ export interface SessionLocks {
    * (its intake is still under way): the lock then stands for a grace period.
    */
   acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string>;
+  /** Frees the session if `runId` still holds it; nothing otherwise (another run took it over). */
+  release(sessionId: string, runId: string): Promise<void>;
+}
+
+/** The lock of an owner's session: session ids are per owner, so another caller's is another lock. */
+export function sessionLockId(owner: Owner, sessionId: string): string {
+  return `${ownerKey(owner)}/${sessionId}`;
 }
 
 export interface IntakeDeps {
@@ -140,6 +147,11 @@ export interface IntakeDeps {
   maxRunningRuns?: number;
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`). */
   trustedSources?: readonly string[];
+  /**
+   * Told of each run this intake created, once per run: a repeated request (idempotency key,
+   * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
+   */
+  onCreated?: (run: Run) => void;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -226,7 +238,7 @@ export async function createRun(
       const holder = await deps.runs.get(id);
       return holder ? holder.status === 'running' : undefined;
     };
-    const holder = await deps.sessions.acquire(`${ownerKey(owner)}/${body.sessionId}`, runId, isRunning);
+    const holder = await deps.sessions.acquire(sessionLockId(owner, body.sessionId), runId, isRunning);
     if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
   }
   const now = clock().toISOString();
@@ -247,6 +259,7 @@ export async function createRun(
     updatedAt: now,
   };
   const created = await deps.runs.create(run);
+  if (created) deps.onCreated?.(run);
   const stored = created ? run : await deps.runs.get(runId);
   if (!stored) throw new Error(`Run ${runId} could not be created.`);
   try {
@@ -276,6 +289,11 @@ export type IntakeOutcome = { accepted: true; runId: string } | { accepted: fals
  * Takes a `Stepwise Run Requested` event through the same validation and run creation as
  * `POST /runs`. An invalid event starts nothing and goes to the dead letters with the reason;
  * a client `runId` makes a redelivered event start its run once.
+ *
+ * What may pass (a transient fault, a busy session) throws, so that Lambda delivers the event
+ * again; when its retries run out, the function's on-failure destination puts it in the same
+ * dead-letter queue with the error. Anything else ends in the dead letters at once, with the
+ * reason: an event that cannot start is never dropped.
  */
 export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLetters: DeadLetters }): Promise<IntakeOutcome> {
   const envelope = z.object({ 'detail-type': z.literal(runRequestedDetailType), detail: z.unknown() }).safeParse(event);
@@ -309,12 +327,22 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}) });
     return { accepted: true, runId: started.runId };
   } catch (error) {
-    // Refusals that no redelivery can change end in the dead letters, with the reason.
-    if (!(error instanceof RunIdTaken || error instanceof TooManyRuns)) throw error;
+    if (worthRetrying(error)) throw error;
+    // Refusals and failures that no redelivery can change end in the dead letters, with the reason.
+    const reason = error instanceof StepwiseError ? error.message : `The run could not be started: ${messageOf(error)}`;
     const path = error instanceof RunIdTaken ? 'detail.runId' : '(event)';
-    await deps.deadLetters.send({ reason: error.message, issues: [{ path, message: error.message }], event });
-    return { accepted: false, reason: error.message };
+    await deps.deadLetters.send({ reason, issues: [{ path, message: reason }], event });
+    return { accepted: false, reason };
   }
+}
+
+/**
+ * Whether a redelivery of the event may succeed: a transient fault (a throttled start, a store
+ * that did not answer) or a busy session, whose run may end before the last retry. Nothing was
+ * written for either but a run waiting to start, which the redelivery starts.
+ */
+function worthRetrying(error: unknown): boolean {
+  return (error instanceof StepwiseError && error.transient) || error instanceof SessionBusy;
 }
 
 /** Where an event came from: EventBridge always sets both; an event without them is from nowhere we know. */

@@ -11,8 +11,14 @@ export const serviceName = 'stepwise';
 
 /** Metric names; all are counts. */
 export const metricNames = {
-  /** A run's orchestrator execution was started (intake: the API or an event). */
+  /** A run was created (intake: the API or an event); a repeated request counts nothing. Dimension: mode. */
   runsStarted: 'RunsStarted',
+  /**
+   * A run was marked failed because its orchestrator execution ended outside its own states
+   * (stopped outside Stepwise, timed out, failed uncaught). Dimension: status (`ABORTED`,
+   * `TIMED_OUT`, `FAILED`). A cancel through Stepwise is not counted: the run says cancelled first.
+   */
+  runsInterrupted: 'RunsInterrupted',
   /** An inference step finished (one model turn stored). Dimension: agent. */
   iterations: 'Iterations',
   /** A tool step finished. Dimensions: agent, tool. */
@@ -30,7 +36,7 @@ export const metricNames = {
  * Metric dimensions. Kept low-cardinality on purpose: never a run id (each distinct value is a
  * billed custom metric), and a tool name only when the agent has such a tool.
  */
-export const metricDimensions = { service: 'service', agent: 'agent', tool: 'tool', mode: 'mode' } as const;
+export const metricDimensions = { service: 'service', agent: 'agent', tool: 'tool', mode: 'mode', status: 'status' } as const;
 
 /** The `tool` dimension of a call of a tool the agent does not have (the model made the name up). */
 export const otherTool = 'other';

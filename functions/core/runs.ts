@@ -85,6 +85,11 @@ export interface RunStore {
   countRunning(owner: Owner): Promise<number>;
   /** Marks a running run cancelled; `false` when it was not running. */
   cancel(runId: string): Promise<boolean>;
+  /**
+   * Marks a run that is still running failed with `error` (the agent at work, if any, is kept in
+   * it); `false`, changing nothing, when the run had ended.
+   */
+  failIfRunning(runId: string, error: RunError): Promise<boolean>;
   /** Marks the run finished. */
   finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
 }

@@ -11,8 +11,8 @@ const app = handle(
   createApi(
     apiWiring(wiring, {
       log: logger,
-      onStarted: (input) => {
-        dimensions({ mode: input.mode });
+      onCreated: (run) => {
+        dimensions({ mode: run.mode });
         count(metricNames.runsStarted);
       },
     }),

@@ -8,9 +8,9 @@ import { wire } from '../wiring/wire.js';
 const wiring = wire(process.env);
 const deps = {
   ...intakeWiring(wiring, undefined, {
-    onStarted: (input) => {
-      logger.appendKeys({ runId: input.runId });
-      dimensions({ mode: input.mode });
+    onCreated: (run) => {
+      logger.appendKeys({ runId: run.runId });
+      dimensions({ mode: run.mode });
       count(metricNames.runsStarted);
     },
   }),

@@ -2,7 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetters, IntakeDeps, OrchestratorInput } from '../core/intake.js';
+import type { DeadLetters, IntakeDeps } from '../core/intake.js';
+import type { Run } from '../core/runs.js';
 import { SfnRunStarter, SqsDeadLetters } from '../adapters/aws/intake.js';
 import { type Env, type Wiring, localCredentials, sdkAttempts } from './wire.js';
 
@@ -18,8 +19,8 @@ export function sfnClient(env: Env): SFNClient {
 
 /** What the intake reports besides its answer: the function's metrics, when deployed. */
 export interface IntakeHooks {
-  /** A run's orchestrator execution was started. */
-  onStarted?: (input: OrchestratorInput) => void;
+  /** A run was created (once per run, however often it is requested). */
+  onCreated?: (run: Run) => void;
 }
 
 /** The intake's dependencies: run creation and the orchestrator's starter. */
@@ -28,12 +29,13 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
   if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
   return {
     runs: wiring.runs,
-    starter: new SfnRunStarter(sfn, arn, hooks.onStarted),
+    starter: new SfnRunStarter(sfn, arn),
     newId: randomUUID,
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
     trustedSources: wiring.env.STEPWISE_TRUSTED_SOURCES,
+    ...(hooks.onCreated ? { onCreated: hooks.onCreated } : {}),
     ...(wiring.env.STEPWISE_MAX_RUNNING_RUNS ? { maxRunningRuns: wiring.env.STEPWISE_MAX_RUNNING_RUNS } : {}),
     ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { allowedModels: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),
   };

@@ -93,6 +93,11 @@ export const Env = z.object({
   STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
   /** The orchestrator state machine (API and intake functions). */
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
+  /**
+   * Seconds after which a session lock is taken over whatever its holder's record says (API and
+   * intake functions): the orchestrator's timeout plus a margin. No lease when unset.
+   */
+  STEPWISE_SESSION_LEASE_SECONDS: z.coerce.number().int().positive().optional(),
   /** The queue for events that fail validation (intake function). */
   STEPWISE_DEAD_LETTER_URL: z.string().optional(),
   /** Deployed tool function: the role it assumes, per run, with credentials narrowed to that run. */
@@ -211,7 +216,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     plans: runs,
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
-    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE),
+    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {}),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
     model:
       typeof parts.model === 'function'

@@ -5,7 +5,7 @@
  */
 import '../polyfills.js';
 import { randomUUID } from 'node:crypto';
-import { ExecutionAbortedError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
+import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import type { LocalStateMachine } from '../definitions.js';
 import { localAccount } from '../definitions.js';
 import { localRegion } from '../stand-ins/emulators.js';
@@ -13,7 +13,7 @@ import type { Bindings } from './bindings.js';
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidName, StateMachineDoesNotExist, failureOf } from './errors.js';
 import type { TaskTokens } from './task-tokens.js';
 
-export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED';
+export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
 
 export interface LocalExecution {
   executionArn: string;
@@ -44,6 +44,8 @@ export interface ExecutionsOptions {
   retryIntervalMs?: number;
   /** Checks each definition against the ASL schema when it is loaded. @default true */
   validate?: boolean;
+  /** Told of each execution that ends ABORTED, FAILED or TIMED_OUT, once, as Step Functions reports them. */
+  onEnded?: (execution: LocalExecution) => void;
 }
 
 interface Running {
@@ -154,12 +156,19 @@ export class Executions {
         if (execution.status !== 'RUNNING') return;
         if (error instanceof ExecutionAbortedError) {
           execution.status = 'ABORTED';
-          return;
+        } else if (error instanceof ExecutionTimeoutError) {
+          // The definition's top-level TimeoutSeconds elapsed.
+          execution.status = 'TIMED_OUT';
+          execution.error = 'States.Timeout';
+          execution.cause = error.message;
+        } else {
+          const { name, message } = failureOf(error);
+          execution.status = 'FAILED';
+          execution.error = name;
+          execution.cause = message;
         }
-        const { name, message } = failureOf(error);
-        execution.status = 'FAILED';
-        execution.error = name;
-        execution.cause = message;
+        execution.stopDate = new Date();
+        this.ended(execution);
       })
       .finally(() => {
         execution.stopDate ??= new Date();
@@ -185,6 +194,7 @@ export class Executions {
       if (cause) running.execution.cause = cause;
       running.abort();
       this.options.tokens.endWaits(executionArn, 'The execution was stopped.');
+      this.ended(running.execution);
       for (const child of this.running.values()) {
         if (child.execution.status === 'RUNNING' && parentOf(child.execution) === executionArn) {
           this.stop(child.execution.executionArn, error, cause);
@@ -216,6 +226,15 @@ export class Executions {
     let root = executionArn;
     for (let parent = this.parent(root); parent; parent = this.parent(root)) root = parent;
     return root;
+  }
+
+  /** Reports an execution that ended ABORTED, FAILED or TIMED_OUT; a listener's fault is not the execution's. */
+  private ended(execution: LocalExecution): void {
+    try {
+      this.options.onEnded?.(execution);
+    } catch (error) {
+      console.error(`Reporting the end of ${execution.executionArn} failed:`, error);
+    }
   }
 
   private parent(executionArn: string): string | undefined {

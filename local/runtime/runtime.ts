@@ -6,6 +6,7 @@
  * and is what the local Step Functions API and the tests talk to.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { executionStatusChangeDetailType, executionStatusChangeSource } from '../../functions/core/execution-ended.js';
 import type { LocalFunction, LocalStateMachine } from '../definitions.js';
 import { type LocalHandler, bindTasks } from './bindings.js';
 import { type LocalEvent, LocalEventBus, type PutEventsEntry } from './event-bus.js';
@@ -43,6 +44,27 @@ export interface LocalRuntimeOptions {
   validateDefinitions?: boolean;
 }
 
+/** The "Execution Status Change" event of an execution that ended, shaped as Step Functions sends it. */
+function statusChangeEntry(execution: LocalExecution): PutEventsEntry {
+  return {
+    Source: executionStatusChangeSource,
+    DetailType: executionStatusChangeDetailType,
+    EventBusName: 'default',
+    Detail: {
+      executionArn: execution.executionArn,
+      stateMachineArn: execution.stateMachineArn,
+      name: execution.name,
+      status: execution.status,
+      startDate: execution.startDate.getTime(),
+      stopDate: (execution.stopDate ?? new Date()).getTime(),
+      input: execution.input,
+      output: null,
+      error: execution.error ?? null,
+      cause: execution.cause ?? null,
+    },
+  };
+}
+
 /** The local Step Functions: executions, task tokens and the event bus of one stack. */
 export class LocalRuntime {
   private readonly tokens = new TaskTokens();
@@ -74,6 +96,9 @@ export class LocalRuntime {
       tokens: this.tokens,
       ...(options.retryIntervalMs !== undefined ? { retryIntervalMs: options.retryIntervalMs } : {}),
       ...(options.validateDefinitions !== undefined ? { validate: options.validateDefinitions } : {}),
+      // As Step Functions does, each execution that ends ABORTED, FAILED or TIMED_OUT is reported
+      // on the default bus (the local runtime reports no other status changes).
+      onEnded: (execution) => this.bus.put([statusChangeEntry(execution)]),
     });
   }
 

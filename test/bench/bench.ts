@@ -149,9 +149,9 @@ async function cacheShare(steps: number) {
 async function bundles() {
   const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
   const results: { name: string; bytes: number; loadMs: number }[] = [];
-  // The default (Anthropic) deployment's five functions, then the inference entry a Bedrock
+  // The default (Anthropic) deployment's six functions, then the inference entry a Bedrock
   // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
-  for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'inference-bedrock']) {
+  for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'execution-ended', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
     await build({ ...esbuildOptionsOf(name), outfile: file, logLevel: 'silent' });
     const env = { ...process.env, STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x', STEPWISE_DEAD_LETTER_URL: 'https://sqs/x', AWS_REGION: 'us-east-1' };

@@ -51,7 +51,7 @@ describe('StepwiseStack on Bedrock', () => {
 
   it('builds the inference function from the Bedrock entry, so its bundle carries no Anthropic key path', () => {
     const handlers = functionsOf(bedrock).map((f) => f.Properties.Environment.Variables.STEPWISE_HANDLER);
-    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'inference-bedrock', 'run-requested', 'tool']);
+    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference-bedrock', 'run-requested', 'tool']);
   });
 
   it('tells the API and the intake which models a run may ask for, the deployment model first', () => {

@@ -54,6 +54,11 @@ describe('least privilege in DynamoDB', () => {
       'index tenant#*': ['Query'],
       'index running#*': ['Query'],
     });
+    // Marks a run whose execution ended outside its states, frees its session lock: nothing more.
+    expect(dynamoAccess('ExecutionEndedFunctionRole')).toEqual({
+      'run#*': ['GetItem', 'UpdateItem'],
+      'session#*': ['UpdateItem'],
+    });
     expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],

@@ -53,6 +53,21 @@ describe('FrontDoor', () => {
     });
   });
 
+  it('retries an intake invocation that threw twice, then records it in the same dead-letter queue', () => {
+    const intake = logicalIdOf(template, 'FrontDoorIntakeFunction', 'AWS::Lambda::Function');
+    const queue = logicalIdOf(template, 'FrontDoorDeadLetters', 'AWS::SQS::Queue');
+    template.hasResourceProperties('AWS::Lambda::EventInvokeConfig', {
+      FunctionName: { Ref: intake },
+      Qualifier: '$LATEST',
+      MaximumRetryAttempts: 2,
+      MaximumEventAgeInSeconds: 7200,
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
+    });
+    expect(Object.keys(template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(1);
+    const sends = statementsOf(template, 'FrontDoorIntakeRole').filter((s) => [s.Action].flat().includes('sqs:SendMessage'));
+    expect(sends.map((s) => s.Resource)).toContainEqual({ 'Fn::GetAtt': [queue, 'Arn'] });
+  });
+
   it('lets the API start and stop only orchestrator executions', () => {
     const orchestratorRef = { Ref: logicalIdOf(template, 'OrchestratorStateMachine', 'AWS::StepFunctions::StateMachine') };
     const states = statementsOf(template, 'FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => /^states:(Start|Stop)/.test(a)));

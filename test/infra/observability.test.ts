@@ -36,15 +36,42 @@ describe('Observability', () => {
     }
   });
 
-  it('alarms on the errors and throttles of every function', () => {
+  it('alarms on the throttles of every function, and on the errors of every function but the API\'s', () => {
     const functions = Object.keys(template.findResources('AWS::Lambda::Function')).map((id) => ({ Ref: id }));
-    expect(functions).toHaveLength(5);
-    for (const metricName of ['Errors', 'Throttles']) {
-      const found = alarmsOn('AWS/Lambda', metricName);
-      expect(found.map((a) => (a.Properties.Dimensions as { Value: unknown }[])[0]?.Value)).toEqual(expect.arrayContaining(functions));
-      expect(found).toHaveLength(5);
-      for (const alarm of found) expect(alarm.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
+    expect(functions).toHaveLength(6);
+    const api = { Ref: logicalIdOf(template, 'FrontDoorApiFunction', 'AWS::Lambda::Function') };
+    const watched = (metricName: string) => alarmsOn('AWS/Lambda', metricName).map((a) => (a.Properties.Dimensions as { Value: unknown }[])[0]?.Value);
+    expect(watched('Throttles')).toEqual(expect.arrayContaining(functions));
+    expect(watched('Throttles')).toHaveLength(6);
+    expect(watched('Errors')).toEqual(expect.arrayContaining(functions.filter((f) => f.Ref !== api.Ref)));
+    expect(watched('Errors')).not.toContainEqual(api);
+    expect(watched('Errors')).toHaveLength(5);
+    for (const alarm of [...alarmsOn('AWS/Lambda', 'Errors'), ...alarmsOn('AWS/Lambda', 'Throttles')]) {
+      expect(alarm.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
     }
+  });
+
+  it('alarms on the HTTP API\'s 5xx answers, which the API function\'s Errors metric never sees (the router answers its errors)', () => {
+    const [alarm, ...others] = alarmsOn('AWS/ApiGateway', '5xx');
+    expect(others).toEqual([]);
+    expect(alarm?.Properties).toMatchObject({
+      ...oneOrMore,
+      Statistic: 'Sum',
+      Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalIdOf(template, 'FrontDoorHttpApi', 'AWS::ApiGatewayV2::Api') } }],
+    });
+  });
+
+  it('alarms on orchestrator executions stopped outside Stepwise, counted where their runs are marked, not on every cancel', () => {
+    const [alarm, ...others] = alarmsOn('Stepwise', 'RunsInterrupted');
+    expect(others).toEqual([]);
+    expect(alarm?.Properties).toMatchObject({
+      ...oneOrMore,
+      Statistic: 'Sum',
+      Dimensions: [
+        { Name: 'service', Value: 'stepwise' },
+        { Name: 'status', Value: 'ABORTED' },
+      ],
+    });
   });
 
   it('alarms as soon as the dead-letter queue holds a message', () => {
@@ -57,8 +84,9 @@ describe('Observability', () => {
     });
   });
 
-  it('has 17 alarms and, by default, no alarm actions', () => {
-    expect(alarms).toHaveLength(6 + 10 + 1);
+  it('has 20 alarms and, by default, no alarm actions', () => {
+    // Executions (2 machines x 3, 1 aborted outside Stepwise), functions (6 throttles, 5 errors), API 5xx, dead letters.
+    expect(alarms).toHaveLength(6 + 1 + 11 + 1 + 1);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toBeUndefined();
   });
 
@@ -67,7 +95,7 @@ describe('Observability', () => {
       (app) => new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(new Stack(app, 'Topic'), 'Alarms') }),
     );
     const found = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Resource[];
-    expect(found).toHaveLength(17);
+    expect(found).toHaveLength(20);
     for (const alarm of found) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('Topic');
   });
 
@@ -89,6 +117,8 @@ describe('Observability', () => {
       'AWS/Lambda',
       'Duration',
       'ApproximateNumberOfMessagesVisible',
+      'RunsInterrupted',
+      '5xx',
     ]) {
       expect(body).toContain(text);
     }

@@ -1,3 +1,4 @@
+import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { definitionOf, logicalIdOf, stepwiseStack, statementsOf } from '../support/template.js';
 
@@ -18,6 +19,17 @@ describe('Orchestrator', () => {
     for (const s of starts.filter((s) => s.Action !== 'states:StartExecution')) {
       expect(JSON.stringify(s.Resource)).toContain(`{"Ref":"${loopRef.Ref}"}`);
     }
+  });
+
+  it('ends an execution that outlives a day plus the approval timeout (48 hours by default) as timed out', () => {
+    expect(definitionOf(template, 'Orchestrator').TimeoutSeconds).toBe(48 * 60 * 60);
+    // The session lock's lease, a quarter of an hour longer, goes to the functions that take locks.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ STEPWISE_HANDLER: 'api', STEPWISE_SESSION_LEASE_SECONDS: String(48 * 60 * 60 + 15 * 60) }) },
+    });
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ STEPWISE_HANDLER: 'run-requested', STEPWISE_SESSION_LEASE_SECONDS: String(48 * 60 * 60 + 15 * 60) }) },
+    });
   });
 
   it('sends completion events to the project bus', () => {

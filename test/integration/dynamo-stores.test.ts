@@ -3,6 +3,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
+import { DynamoSessionLocks } from '../../functions/adapters/dynamo/intake.js';
 import type { NewMessage } from '../../functions/core/conversation.js';
 import { type ContentBlock, toolResult } from '../../functions/core/messages.js';
 import { newRun } from '../support/memory.js';
@@ -179,6 +180,29 @@ describe('DynamoSessionLocks', () => {
     expect(await sessions.acquire('sess-grace', 'run-b', isRunning)).toBe('run-b');
     expect(await sessions.acquire('sess-grace', 'run-b', isRunning)).toBe('run-b');
   });
+
+  it('free a session when its run releases it, and never when another run holds it', async () => {
+    const { sessions } = aws.wiring();
+    const running = async () => true;
+    expect(await sessions.acquire('sess-release', 'run-a', running)).toBe('run-a');
+    await sessions.release('sess-release', 'run-b');
+    expect(await sessions.acquire('sess-release', 'run-b', running)).toBe('run-a');
+    await sessions.release('sess-release', 'run-a');
+    await sessions.release('sess-release', 'run-a');
+    expect(await sessions.acquire('sess-release', 'run-b', running)).toBe('run-b');
+  });
+
+  it('take a session over from a holder whose record still says running once its lease has run out', async () => {
+    const { dynamo } = awsClients(readEnv(aws.env));
+    let now = new Date('2026-01-01T00:00:00Z');
+    const sessions = new DynamoSessionLocks(DynamoDBDocumentClient.from(dynamo), aws.emulators.table, { clock: () => now, leaseSeconds: 3_600 });
+    const stuck = async () => true;
+    expect(await sessions.acquire('sess-lease', 'run-a', stuck)).toBe('run-a');
+    now = new Date('2026-01-01T00:59:00Z');
+    expect(await sessions.acquire('sess-lease', 'run-b', stuck)).toBe('run-a');
+    now = new Date('2026-01-01T01:00:01Z');
+    expect(await sessions.acquire('sess-lease', 'run-b', stuck)).toBe('run-b');
+  });
 });
 
 describe('DynamoRunStore', () => {
@@ -214,6 +238,22 @@ describe('DynamoRunStore', () => {
     await runs.create(newRun('run-store-2', goal));
     expect((await runs.get('run-store-2'))?.goal).toBe(goal);
     expect((await aws.allKeys()).some((k) => k.startsWith('runs/run-store-2/goal-'))).toBe(true);
+  });
+
+  it('fails a run only while it runs, taking it out of the running runs, and says whether it did', async () => {
+    const { runs } = aws.wiring();
+    const owner = { principal: `ended-${Date.now()}` };
+    await runs.create(newRun('run-store-ended', 'goal', { owner }));
+    expect(await runs.countRunning(owner)).toBe(1);
+    const error = { code: 'ExecutionAborted', message: 'Stopped.', agent: 'single' as const };
+    expect(await runs.failIfRunning('run-store-ended', error)).toBe(true);
+    expect(await runs.failIfRunning('run-store-ended', { ...error, code: 'ExecutionFailed' })).toBe(false);
+    expect(await runs.get('run-store-ended')).toMatchObject({ status: 'failed', phase: 'failed', error });
+    expect(await runs.countRunning(owner)).toBe(0);
+    await runs.create(newRun('run-store-cancelled', 'goal'));
+    await runs.cancel('run-store-cancelled');
+    expect(await runs.failIfRunning('run-store-cancelled', error)).toBe(false);
+    expect(await runs.get('run-store-cancelled')).toMatchObject({ status: 'cancelled' });
   });
 
   it('returns nothing for an unknown run', async () => {

@@ -42,6 +42,9 @@ export class MemorySessions implements SessionLocks {
     this.holders.set(sessionId, runId);
     return runId;
   }
+  async release(sessionId: string, runId: string) {
+    if (this.holders.get(sessionId) === runId) this.holders.delete(sessionId);
+  }
 }
 
 /** The API on fakes; `extra` adds or replaces dependencies (e.g. `approvalTools`, `allowedModels`). */

@@ -18,7 +18,7 @@ import {
 import type { AgentName } from '../../functions/core/names.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
-import { type Run, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
+import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
 import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
 
 export class MemoryConversationStore implements ConversationStore {
@@ -157,6 +157,14 @@ export class MemoryRunStore implements RunStore {
   async savePlan(runId: string, plan: Plan): Promise<void> {
     const run = this.runs.get(runId);
     if (run) run.plan = structuredClone(plan);
+  }
+
+  async failIfRunning(runId: string, error: RunError): Promise<boolean> {
+    const run = this.runs.get(runId);
+    if (run?.status !== 'running') return false;
+    Object.assign(run, { status: 'failed', phase: 'failed', error: structuredClone(error) });
+    delete run.currentAgent;
+    return true;
   }
 
   async finish(runId: string, outcome: Partial<Run>): Promise<void> {

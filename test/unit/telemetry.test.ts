@@ -4,9 +4,11 @@
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ModelProvider } from '../../functions/core/model.js';
-import type { OrchestratorInput, RunStarter } from '../../functions/core/intake.js';
+import type { RunStarter } from '../../functions/core/intake.js';
+import type { Run } from '../../functions/core/runs.js';
 import type { ToolDeps } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
+import { newRun } from '../support/memory.js';
 
 // The handlers read these when their modules load; the test setup silences logs otherwise.
 process.env.POWERTOOLS_LOG_LEVEL = 'INFO';
@@ -20,7 +22,8 @@ const shared = vi.hoisted(() => ({ core: undefined as unknown as Core }));
 vi.mock('../../functions/wiring/wire.js', () => ({
   wire: (_source: unknown, parts: { model?: ModelProvider | ((env: unknown) => ModelProvider) } = {}) => ({
     ...shared.core.deps,
-    env: {},
+    sessions: { acquire: async (_session: string, runId: string) => runId, release: async () => undefined },
+    env: { STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:Orchestrator' },
     model: typeof parts.model === 'function' ? parts.model({}) : shared.core.model,
   }),
 }));
@@ -29,9 +32,9 @@ vi.mock('../../functions/wiring/workspaces.js', () => ({
   scopedWorkspaces: (): ToolDeps['workspaceFor'] => (runId) => shared.core.deps.workspaceFor(runId),
 }));
 vi.mock('../../functions/wiring/intake.js', () => ({
-  intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onStarted?: (input: OrchestratorInput) => void } = {}) => {
-    const starter: RunStarter = { start: async (input) => hooks.onStarted?.(input), stop: async () => undefined, announceCancelled: async () => undefined };
-    return { runs: shared.core.runs, starter, newId: () => 'run-evt' };
+  intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onCreated?: (run: Run) => void } = {}) => {
+    const starter: RunStarter = { start: async () => undefined, stop: async () => undefined, announceCancelled: async () => undefined };
+    return { runs: shared.core.runs, starter, newId: () => 'run-evt', ...(hooks.onCreated ? { onCreated: hooks.onCreated } : {}) };
   },
   deadLettersFrom: () => ({ send: async () => undefined }),
 }));
@@ -70,12 +73,14 @@ function metricsOf(lines: Line[]) {
 let inference: (event: unknown) => Promise<{ seq: number }>;
 let tool: (event: unknown) => Promise<unknown>;
 let intake: (event: unknown) => Promise<unknown>;
+let executionEnded: (event: unknown) => Promise<unknown>;
 
 beforeAll(async () => {
   shared.core = await memoryCore('What is 6 times 7?');
   inference = (await import('../../functions/handlers/inference.js')).handler;
   tool = (await import('../../functions/handlers/tool.js')).handler;
   intake = (await import('../../functions/handlers/run-requested.js')).handler;
+  executionEnded = (await import('../../functions/handlers/execution-ended.js')).handler;
 });
 
 beforeEach(() => {
@@ -185,9 +190,46 @@ describe('the intake handler', () => {
     expect(lines.find((l) => !isMetrics(l))).toMatchObject({ message: 'Run request accepted', runId: 'evt-e1' });
   });
 
+  it('counts no run for a redelivered event: the run was created once', async () => {
+    const event = { id: 'e1', 'detail-type': 'Stepwise Run Requested', source: 'test', detail: { goal: 'Say hi.', mode: 'single' } };
+    const lines = await linesOf(() => intake(event));
+    expect(lines.filter(isMetrics)).toEqual([]);
+    expect(lines.find((l) => !isMetrics(l))).toMatchObject({ message: 'Run request accepted' });
+  });
+
   it('starts and counts nothing for an invalid event, and says why', async () => {
     const lines = await linesOf(() => intake({ 'detail-type': 'Stepwise Run Requested', detail: { goal: '' } }));
     expect(lines.filter(isMetrics)).toEqual([]);
     expect(lines).toEqual([expect.objectContaining({ level: 'WARN', message: 'Run request refused; sent to the dead-letter queue' })]);
+  });
+});
+
+describe('the execution-ended handler', () => {
+  const aborted = {
+    'detail-type': 'Step Functions Execution Status Change',
+    source: 'aws.states',
+    detail: {
+      executionArn: 'arn:aws:states:us-east-1:123456789012:execution:Orchestrator:run-stopped',
+      stateMachineArn: 'arn:aws:states:us-east-1:123456789012:stateMachine:Orchestrator',
+      name: 'run-stopped',
+      status: 'ABORTED',
+      input: JSON.stringify({ runId: 'run-stopped' }),
+    },
+  };
+
+  it('counts a run it marked failed by the execution\'s status, and logs the run id', async () => {
+    await shared.core.runs.create(newRun('run-stopped', 'Go.'));
+    const lines = await linesOf(() => executionEnded(aborted));
+    const metrics = metricsOf(lines);
+    expect(metrics.dimensions).toEqual([['service', 'status']]);
+    expect(metrics.line).toMatchObject({ status: 'ABORTED' });
+    expect(metrics.values).toEqual({ RunsInterrupted: 1 });
+    expect(lines.find((l) => !isMetrics(l))).toMatchObject({ level: 'WARN', runId: 'run-stopped', error: { code: 'ExecutionAborted' } });
+  });
+
+  it('counts nothing when the same event comes again', async () => {
+    const lines = await linesOf(() => executionEnded(aborted));
+    expect(lines.filter(isMetrics)).toEqual([]);
+    expect(lines).toEqual([expect.objectContaining({ level: 'INFO', runId: 'run-stopped', reason: 'The run is failed already.' })]);
   });
 });

@@ -22,8 +22,6 @@ export class SfnRunStarter implements RunStarter {
   constructor(
     private readonly sfn: SFNClient,
     private readonly stateMachineArn: string,
-    /** Told of each execution this starter started (not of a repeat that found it started). */
-    private readonly onStarted?: (input: OrchestratorInput) => void,
   ) {}
 
   async start(input: OrchestratorInput): Promise<void> {
@@ -36,7 +34,6 @@ export class SfnRunStarter implements RunStarter {
           ),
         OrchestratorUnavailable,
       );
-      this.onStarted?.(input);
     } catch (error) {
       // The same run started twice (a retried request): the first start stands.
       if (error instanceof ExecutionAlreadyExists) return;

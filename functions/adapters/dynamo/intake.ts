@@ -2,7 +2,7 @@
  * Idempotency keys and session locks on DynamoDB, with conditional writes.
  *
  *   pk = idem#<key>,       sk = idem   { runId, bodyHash, expiresAt }   (TTL on expiresAt)
- *   pk = session#<id>,     sk = lock   { activeRunId }
+ *   pk = session#<id>,     sk = lock   { activeRunId, acquiredAt }   (no activeRunId: free)
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { IdempotencyStore, SessionLocks } from '../../core/intake.js';
@@ -53,12 +53,28 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
 /** How long a lock whose run has no record yet stands (the holder's intake is under way). */
 export const sessionLockGraceSeconds = 60;
 
+export interface SessionLockOptions {
+  clock?: () => Date;
+  /**
+   * Seconds after which a lock is taken over even from a run whose record still says running: no
+   * orchestrator execution outlives its timeout, so a holder that old was lost (its end was never
+   * recorded). Deployed, the orchestrator's timeout plus a margin; no lease when absent.
+   */
+  leaseSeconds?: number;
+}
+
 export class DynamoSessionLocks implements SessionLocks {
+  private readonly clock: () => Date;
+  private readonly leaseSeconds: number | undefined;
+
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
-    private readonly clock: () => Date = () => new Date(),
-  ) {}
+    options: SessionLockOptions = {},
+  ) {
+    this.clock = options.clock ?? (() => new Date());
+    this.leaseSeconds = options.leaseSeconds;
+  }
 
   async acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string> {
     if (await this.take(sessionId, runId, 'attribute_not_exists(activeRunId) OR activeRunId = :run', {})) return runId;
@@ -68,12 +84,33 @@ export class DynamoSessionLocks implements SessionLocks {
     const lock = out.Item as { activeRunId?: string; acquiredAt?: number } | undefined;
     const holder = lock?.activeRunId;
     if (!holder) return (await this.take(sessionId, runId, 'attribute_not_exists(activeRunId)', {})) ? runId : this.holder(sessionId);
-    const running = await isRunning(holder);
-    const young = (lock.acquiredAt ?? 0) > epoch(this.clock()) - sessionLockGraceSeconds;
+    const acquiredAt = lock.acquiredAt ?? 0;
+    const leaseExpired = this.leaseSeconds !== undefined && acquiredAt <= epoch(this.clock()) - this.leaseSeconds;
+    const running = leaseExpired ? false : await isRunning(holder);
+    const young = acquiredAt > epoch(this.clock()) - sessionLockGraceSeconds;
     if (running || (running === undefined && young)) return holder;
-    // The holder has ended (or never started): take the lock over, unless someone else just did.
+    // The holder has ended, never started, or outlived its lease: take the lock over, unless someone else just did.
     const taken = await this.take(sessionId, runId, 'activeRunId = :holder', { ':holder': holder });
     return taken ? runId : this.holder(sessionId);
+  }
+
+  async release(sessionId: string, runId: string): Promise<void> {
+    try {
+      await guard('Releasing a session lock', () =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: lockKey(sessionId),
+            UpdateExpression: 'REMOVE activeRunId, acquiredAt',
+            ConditionExpression: 'activeRunId = :run',
+            ExpressionAttributeValues: { ':run': runId },
+          }),
+        ),
+      );
+    } catch (error) {
+      // Free already, or another run's now.
+      if (!isConditionFailed(error)) throw error;
+    }
   }
 
   private async holder(sessionId: string): Promise<string> {

@@ -5,7 +5,7 @@
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { type Owner, ownerKey } from '../../core/callers.js';
 import type { AgentName } from '../../core/names.js';
-import { InvalidCursor, Run, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
+import { InvalidCursor, Run, type RunError, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
 import { type Usage, zeroUsage } from '../../core/messages.js';
 import type { Plan } from '../../core/plan.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
@@ -210,6 +210,28 @@ export class DynamoRunStore implements RunStore {
             ConditionExpression: '#status = :running',
             ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
             ExpressionAttributeValues: { ':cancelled': 'cancelled', ':running': 'running', ':now': this.clock().toISOString() },
+          }),
+        ),
+      );
+      return true;
+    } catch (error) {
+      if (isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async failIfRunning(runId: string, error: RunError): Promise<boolean> {
+    try {
+      await guard('Failing a run', () =>
+        this.options.doc.send(
+          new UpdateCommand({
+            TableName: this.options.table,
+            Key: key(runId),
+            // As every terminal write: the run leaves the running index.
+            UpdateExpression: `SET #status = :failed, #phase = :failed, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+            ConditionExpression: '#status = :running',
+            ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase', '#error': 'error' },
+            ExpressionAttributeValues: { ':failed': 'failed', ':running': 'running', ':error': error, ':now': this.clock().toISOString() },
           }),
         ),
       );

@@ -1,0 +1,100 @@
+/** Runs whose orchestrator execution ended outside its states are marked, once, and free their session. */
+import { describe, expect, it } from 'vitest';
+import { type EndedStatus, markEndedRun } from '../../functions/core/execution-ended.js';
+import { createRun } from '../../functions/core/intake.js';
+import { MemorySessions, RecordingStarter } from '../support/api.js';
+import { MemoryRunStore } from '../support/memory.js';
+
+const orchestratorArn = 'arn:aws:states:us-east-1:123456789012:stateMachine:Orchestrator';
+const caller = { principal: 'arn:aws:iam::123456789012:user/alice', scopes: [] };
+
+function statusChange(name: string, status: EndedStatus | 'SUCCEEDED', extra: { input?: string | null; stateMachineArn?: string; error?: string; cause?: string } = {}) {
+  return {
+    'detail-type': 'Step Functions Execution Status Change',
+    source: 'aws.states',
+    detail: {
+      executionArn: `${orchestratorArn.replace(':stateMachine:', ':execution:')}:${name}`,
+      stateMachineArn: extra.stateMachineArn ?? orchestratorArn,
+      name,
+      status,
+      input: extra.input === undefined ? JSON.stringify({ runId: name, mode: 'single' }) : extra.input,
+      ...(extra.error ? { error: extra.error } : {}),
+      ...(extra.cause ? { cause: extra.cause } : {}),
+    },
+  };
+}
+
+/** A running single-mode run on session `s1`, with its agent at work. */
+async function runningRun(runId = 'run-1') {
+  const runs = new MemoryRunStore();
+  const sessions = new MemorySessions();
+  const intake = { runs, sessions, starter: new RecordingStarter(), newId: () => runId };
+  await createRun({ goal: 'Go.', mode: 'single', maxIterations: 5, sessionId: 's1' }, intake, { caller });
+  const stored = runs.runs.get(runId);
+  if (stored) stored.currentAgent = 'single';
+  return { runs, sessions, intake, deps: { runs, sessions, orchestratorArn } };
+}
+
+describe('markEndedRun', () => {
+  it.each([
+    ['ABORTED', 'ExecutionAborted', "The run's orchestrator execution was stopped outside Stepwise (Stopped: from the console)."],
+    ['TIMED_OUT', 'ExecutionTimedOut', "The run did not finish within the orchestrator's time limit (States.Timeout: took too long)."],
+    ['FAILED', 'ExecutionFailed', "The run's orchestrator execution failed where no state recorded it (States.Runtime: bad path)."],
+  ] as const)('marks a running run failed when its execution ends %s, naming the agent, and frees the session', async (status, code, message) => {
+    const { runs, sessions, deps } = await runningRun();
+    const [error, cause] = message.slice(message.indexOf('(') + 1, -2).split(': ');
+
+    const outcome = await markEndedRun(statusChange('run-1', status, { ...(error ? { error } : {}), ...(cause ? { cause } : {}) }), deps);
+
+    const expected = { code, message, agent: 'single' };
+    expect(outcome).toEqual({ marked: true, runId: 'run-1', status, error: expected });
+    expect(await runs.get('run-1')).toMatchObject({ status: 'failed', phase: 'failed', error: expected });
+    expect((await runs.get('run-1'))?.currentAgent).toBeUndefined();
+    expect([...sessions.holders]).toEqual([]);
+  });
+
+  it('changes nothing when the same event is delivered again, and leaves a session another run took over', async () => {
+    const { runs, sessions, intake, deps } = await runningRun();
+    const event = statusChange('run-1', 'ABORTED');
+    await markEndedRun(event, deps);
+    const marked = await runs.get('run-1');
+    await createRun({ goal: 'Next.', mode: 'single', maxIterations: 5, sessionId: 's1' }, { ...intake, newId: () => 'run-2' }, { caller });
+
+    expect(await markEndedRun(event, deps)).toEqual({ marked: false, runId: 'run-1', reason: 'The run is failed already.' });
+    expect(await runs.get('run-1')).toEqual(marked);
+    expect([...sessions.holders.values()]).toEqual(['run-2']);
+  });
+
+  it('leaves a run that a cancel (or its own states) ended as it is, and frees its session', async () => {
+    const { runs, sessions, deps } = await runningRun();
+    await runs.cancel('run-1');
+    expect(await markEndedRun(statusChange('run-1', 'ABORTED', { error: 'Cancelled' }), deps)).toEqual({
+      marked: false,
+      runId: 'run-1',
+      reason: 'The run is cancelled already.',
+    });
+    expect(await runs.get('run-1')).toMatchObject({ status: 'cancelled', phase: 'cancelled' });
+    expect([...sessions.holders]).toEqual([]);
+  });
+
+  it('ignores the cancel announcement, other state machines and executions that succeeded', async () => {
+    const { runs, sessions, deps } = await runningRun();
+    const announcement = statusChange('run-1-cancelled', 'FAILED', { input: JSON.stringify({ runId: 'run-1', announce: 'cancelled' }) });
+    const child = statusChange('run-1-single', 'ABORTED', { stateMachineArn: orchestratorArn.replace('Orchestrator', 'AgentLoop') });
+    const outcomes = [
+      await markEndedRun(announcement, deps),
+      await markEndedRun(child, deps),
+      await markEndedRun(statusChange('run-1', 'SUCCEEDED'), deps),
+      await markEndedRun({ 'detail-type': 'Stepwise Run Requested' }, deps),
+    ];
+    expect(outcomes.map((o) => o.marked)).toEqual([false, false, false, false]);
+    expect(await runs.get('run-1')).toMatchObject({ status: 'running' });
+    expect([...sessions.holders.values()]).toEqual(['run-1']);
+  });
+
+  it('finds the run by the execution name when the event carries no input', async () => {
+    const { runs, deps } = await runningRun();
+    expect(await markEndedRun(statusChange('run-1', 'TIMED_OUT', { input: null }), deps)).toMatchObject({ marked: true, runId: 'run-1' });
+    expect(await runs.get('run-1')).toMatchObject({ status: 'failed', error: { code: 'ExecutionTimedOut' } });
+  });
+});
