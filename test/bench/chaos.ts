@@ -6,11 +6,13 @@
  */
 import '../../local/sdk-warning.js';
 
-// Injected faults make the functions log warnings by the hundred; the table says what happened.
-process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 import { wire } from '../../functions/wiring/wire.js';
 import { Chaos, chaosReport, chaosRun } from '../support/chaos.js';
 import { startFixture } from '../support/local-stack.js';
+
+// Injected faults make the functions log warnings by the hundred; the table says what happened.
+// (Read when the stack starts and loads the handlers, after this line.)
+process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 
 const runs = Number(process.env.CHAOS_RUNS ?? 200);
 const seed = Number(process.env.CHAOS_SEED ?? 2026);
