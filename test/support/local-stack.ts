@@ -69,59 +69,73 @@ export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 
   provider?: 'anthropic' | 'bedrock';
 }
 
+/** The fixture without test hooks (the bench): start it, use it, close it. */
+export async function startFixture(env: Record<string, string> = {}, options: FixtureOptions = {}): Promise<StackFixture & { close(): Promise<void> }> {
+  const fixture = { book: new ScriptBook() } as StackFixture & { close(): Promise<void> };
+  await openFixture(fixture, env, options);
+  fixture.close = async () => {
+    await fixture.stack?.close();
+    await fixture.messages?.close();
+  };
+  return fixture;
+}
+
 export function useLocalStack(env: Record<string, string> = {}, options: FixtureOptions = {}): StackFixture {
   const fixture = { book: new ScriptBook() } as StackFixture;
-  beforeAll(async () => {
-    const { messagesApi, provider = 'anthropic', ...stackOptions } = options;
-    fixture.messages =
-      provider === 'bedrock' ? await startBedrockApi(fixture.book.respond) : await startMessagesApi(fixture.book.respond, 0, messagesApi);
-    const model =
-      provider === 'bedrock'
-        ? { STEPWISE_PROVIDER: 'bedrock', STEPWISE_BEDROCK_ENDPOINT: fixture.messages.url, STEPWISE_MODEL: 'anthropic.claude-test-v1:0' }
-        : { STEPWISE_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fixture.messages.url, STEPWISE_MODEL: 'claude-test' };
-    fixture.stack = await startLocalStack({
-      port: 0,
-      retryIntervalMs: 5,
-      ...stackOptions,
-      env: { ...model, ...env },
-    });
-    const call = async (method: string, path: string, body?: unknown, token?: string) => {
-      const headers = {
-        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-        ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
-      };
-      const res = await fetch(`${fixture.stack.url}${path}`, {
-        method,
-        headers,
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-      });
-      const text = await res.text();
-      return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
-    };
-    fixture.post = (path, body) => call('POST', path, body);
-    fixture.request = (method, path, { body, token } = {}) => call(method, path, body, token);
-    fixture.get = (path) => call('GET', path);
-    fixture.waitFor = async (runId, timeoutMs = 60_000) => {
-      const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const { body } = await fixture.get(`/runs/${runId}`);
-        if (body.status !== 'running') {
-          await fixture.stack.runtime.idle();
-          return (await fixture.get(`/runs/${runId}`)).body as unknown as Run;
-        }
-        if (Date.now() > deadline) throw new Error(`Run ${runId} is still running after ${timeoutMs} ms.`);
-        await new Promise((r) => setTimeout(r, 20));
-      }
-    };
-    fixture.run = async (goal, extra = {}) => {
-      const started = await fixture.post('/runs', { goal, mode: 'single', ...extra });
-      if (started.status !== 202) throw new Error(`POST /runs answered ${started.status}: ${JSON.stringify(started.body)}`);
-      return fixture.waitFor(String(started.body.runId));
-    };
-  }, 120_000);
+  beforeAll(() => openFixture(fixture, env, options), 120_000);
   afterAll(async () => {
     await fixture.stack?.close();
     await fixture.messages?.close();
   });
   return fixture;
+}
+
+/** Starts the Messages API (or Bedrock stand-in) and the stack, and fills in the fixture's helpers. */
+async function openFixture(fixture: StackFixture, env: Record<string, string>, options: FixtureOptions): Promise<void> {
+  const { messagesApi, provider = 'anthropic', ...stackOptions } = options;
+  fixture.messages =
+    provider === 'bedrock' ? await startBedrockApi(fixture.book.respond) : await startMessagesApi(fixture.book.respond, 0, messagesApi);
+  const model =
+    provider === 'bedrock'
+      ? { STEPWISE_PROVIDER: 'bedrock', STEPWISE_BEDROCK_ENDPOINT: fixture.messages.url, STEPWISE_MODEL: 'anthropic.claude-test-v1:0' }
+      : { STEPWISE_PROVIDER: 'anthropic', ANTHROPIC_API_KEY: 'test-key', ANTHROPIC_BASE_URL: fixture.messages.url, STEPWISE_MODEL: 'claude-test' };
+  fixture.stack = await startLocalStack({
+    port: 0,
+    retryIntervalMs: 5,
+    ...stackOptions,
+    env: { ...model, ...env },
+  });
+  const call = async (method: string, path: string, body?: unknown, token?: string) => {
+    const headers = {
+      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
+    };
+    const res = await fetch(`${fixture.stack.url}${path}`, {
+      method,
+      headers,
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    const text = await res.text();
+    return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, unknown> };
+  };
+  fixture.post = (path, body) => call('POST', path, body);
+  fixture.request = (method, path, { body, token } = {}) => call(method, path, body, token);
+  fixture.get = (path) => call('GET', path);
+  fixture.waitFor = async (runId, timeoutMs = 60_000) => {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const { body } = await fixture.get(`/runs/${runId}`);
+      if (body.status !== 'running') {
+        await fixture.stack.runtime.idle();
+        return (await fixture.get(`/runs/${runId}`)).body as unknown as Run;
+      }
+      if (Date.now() > deadline) throw new Error(`Run ${runId} is still running after ${timeoutMs} ms.`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  fixture.run = async (goal, extra = {}) => {
+    const started = await fixture.post('/runs', { goal, mode: 'single', ...extra });
+    if (started.status !== 202) throw new Error(`POST /runs answered ${started.status}: ${JSON.stringify(started.body)}`);
+    return fixture.waitFor(String(started.body.runId));
+  };
 }
