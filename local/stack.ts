@@ -179,9 +179,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         pattern.detail.status.some((status) => status === detail.status);
       if (!matches) return undefined;
       const request = envelope(event);
-      // Asynchronous, as the rule's invocation is: the execution's end does not wait for it.
-      const delivery = executionEnded(request)
-        .then(() => undefined)
+      // Asynchronous, as the rule's invocation is: the execution's end does not wait for it. An
+      // invocation that throws is tried twice more, as Lambda does an asynchronous invocation
+      // (deployed after a minute, then two), and only then recorded as failed.
+      const attempt = async (): Promise<void> => {
+        for (let tries = 1; ; tries++) {
+          try {
+            await executionEnded(request);
+            return;
+          } catch (error) {
+            if (tries === 3) throw error;
+            await new Promise((r) => setTimeout(r, options.retryIntervalMs ?? 1_000));
+          }
+        }
+      };
+      const delivery = attempt()
         .catch((error: unknown) => failedInvocation(request, error))
         .finally(() => deliveries.delete(delivery));
       deliveries.add(delivery);

@@ -3,11 +3,24 @@
  * no run `running` and no session locked, through the same rule pattern and handler as deployed.
  */
 import { describe, expect, it } from 'vitest';
-import type { LocalEvent } from '../../local/runtime/runtime.js';
+import type { LocalEvent, LocalHandler } from '../../local/runtime/runtime.js';
 import { say } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
-const local = useLocalStack();
+/** Invocations of the execution-ended function to fail before they work, as a throttled store would. */
+let failEndedInvocations = 0;
+const throttleOnce = (name: string, handler: LocalHandler): LocalHandler =>
+  name === 'execution-ended'
+    ? async (event) => {
+        if (failEndedInvocations > 0) {
+          failEndedInvocations--;
+          throw Object.assign(new Error('Rate exceeded'), { name: 'StoreUnavailable' });
+        }
+        return handler(event);
+      }
+    : handler;
+
+const local = useLocalStack({}, { wrapHandler: throttleOnce });
 
 async function until<T>(what: string, probe: () => T | undefined, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -29,6 +42,8 @@ describe('an orchestrator execution stopped outside Stepwise', () => {
     // Stopped while the agent is at work: the model has the request.
     await until('the model call', () => (local.book.requests.get('stopped')?.length ? true : undefined));
     const execution = await until('the orchestrator execution', () => local.stack.runtime.list().find((e) => e.name === runId));
+    // Its first two invocations fail: the asynchronous invocation's retries mark the run all the same.
+    failEndedInvocations = 2;
     local.stack.runtime.stop(execution.executionArn, 'Stopped', 'Stopped from the console.');
 
     const run = await local.waitFor(runId, 10_000);
@@ -42,6 +57,7 @@ describe('an orchestrator execution stopped outside Stepwise', () => {
       },
     });
     expect(run.currentAgent).toBeUndefined();
+    expect(failEndedInvocations).toBe(0);
     // It no longer counts as running.
     const listed = (await local.get('/runs?status=running')).body.items as { runId: string }[];
     expect(listed.map((r) => r.runId)).not.toContain(runId);
