@@ -217,6 +217,26 @@ describe('toolStep', () => {
     expect(core.conversations.count(cid)).toBe(items + 1);
   });
 
+  it('edits a file once when its step is retried after a crash between the write and the stored result', async () => {
+    const core = await memoryCore();
+    const ws = core.deps.workspaceFor('run-1');
+    await ws.write('n.txt', new TextEncoder().encode('x'));
+    core.model.addTurn(use(['toolu_1', 'edit_file', { path: 'n.txt', old_string: 'x', new_string: 'xx' }]));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    const putResult = core.conversations.putResult.bind(core.conversations);
+    let crashes = 1;
+    core.conversations.putResult = async (...args) => {
+      if (crashes-- > 0) throw new Error('Lambda crashed before storing the result');
+      return putResult(...args);
+    };
+    const step = { runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1' } as const;
+    await expect(toolStep(step, core.deps)).rejects.toThrow('crashed');
+    expect(await toolStep(step, core.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
+
+    expect(new TextDecoder().decode(await ws.read('n.txt'))).toBe('xx');
+    expect((await core.conversations.loadTurn(cid, 1))?.results).toEqual([toolResult('toolu_1', 'Edited n.txt: replaced 1 occurrence.')]);
+  });
+
   it('turns any tool input from the model into a result, never a thrown step', async () => {
     const names = fc.oneof(fc.constantFrom(...builtinTools.map((t) => t.name)), fc.string({ maxLength: 10 }));
     await fc.assert(
