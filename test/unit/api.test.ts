@@ -293,6 +293,15 @@ describe('approvals through the API', () => {
     expect((await api.request('POST', '/runs', { goal, approvals: { tools: [], everything: true } })).status).toBe(400);
   });
 
+  it('refuses to gate an MCP or Lambda tool, rather than run it ungated: external tools cannot be gated yet', async () => {
+    const api = memoryApi();
+    for (const name of ['docs__search', 'word_count']) {
+      const refused = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: [name] } });
+      expect(refused).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed', issues: [{ path: 'approvals.tools.0' }] } } });
+    }
+    expect(api.runs.runs.size).toBe(0);
+  });
+
   it('shows the undecided calls of a running run in waitingFor', async () => {
     const api = memoryApi();
     await waitingRun(api);
