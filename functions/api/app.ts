@@ -14,7 +14,7 @@ import { type ConversationStore, conversationIdOf } from '../core/conversation.j
 import { type AgentName } from '../core/names.js';
 import { type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { Run, RunStore } from '../core/runs.js';
-import { PathRejected, type Workspace } from '../core/workspace.js';
+import { FileTooLarge, PathRejected, type Workspace, WorkspaceRefused } from '../core/workspace.js';
 import type { Authenticate } from './callers.js';
 import { ApiError, type ErrorLog, answerError, invalidJson, refuseInvalid, unsupportedMediaType } from './errors.js';
 import {
@@ -68,6 +68,12 @@ export const LocalPutEntry = z.object({
 export type LocalPutEntry = z.infer<typeof LocalPutEntry>;
 
 const pageSize = 100;
+
+/**
+ * The largest file the files route returns in its body. A Lambda response is at most 6 MB and
+ * binary bodies travel base64-encoded (4/3 larger), so 4 MiB leaves room for the envelope.
+ */
+export const maxFileResponseBytes = 4 * 1024 * 1024;
 
 /** The document's header; its paths come from the routes. */
 const documentInfo = {
@@ -322,6 +328,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         200: { description: 'The file bytes.', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
         400: refusal('The path is not a valid workspace path.'),
         ...noRun,
+        413: refusal(`The file is larger than a response can carry (${maxFileResponseBytes} bytes).`),
       },
     }),
     async (c) => {
@@ -330,9 +337,17 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
       const { path } = c.req.valid('param');
       let bytes: Uint8Array | undefined;
       try {
-        bytes = await deps.workspaceFor(run.runId).read(path);
+        bytes = await deps.workspaceFor(run.runId).read(path, { maxBytes: maxFileResponseBytes });
       } catch (error) {
         if (error instanceof PathRejected) throw new ApiError(400, 'InvalidPath', error.message);
+        if (error instanceof WorkspaceRefused) throw new ApiError(400, 'InvalidPath', error.message);
+        if (error instanceof FileTooLarge) {
+          throw new ApiError(
+            413,
+            'FileTooLarge',
+            `${path} is ${error.size} bytes; this route returns files of at most ${error.limit} bytes. Read it from the run's workspace in S3 (workspaces/${run.runId}/).`,
+          );
+        }
         throw error;
       }
       if (!bytes) throw new ApiError(404, 'FileNotFound', `No file ${path} in run ${run.runId}.`);

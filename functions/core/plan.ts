@@ -20,12 +20,32 @@ export const PlanStep = z
   .strict();
 export type PlanStep = z.infer<typeof PlanStep>;
 
+/**
+ * The plan travels inline in the run record and in the orchestrator's state (`$.planRecord`), so it
+ * is bounded (invariant 1, docs/ARCHITECTURE.md): at most 100 steps and 32 KiB of JSON, far below
+ * the 256 KB state payload and the 400 KB item.
+ */
+export const planLimits = { maxSteps: 100, maxBytes: 32 * 1024 } as const;
+
 export const Plan = z
   .object({
     goal: text().describe('The goal the plan achieves, restated precisely.'),
-    steps: z.array(PlanStep).min(1, 'must have at least one step').describe('The steps, in the order to carry them out.'),
+    steps: z
+      .array(PlanStep)
+      .min(1, 'must have at least one step')
+      .max(planLimits.maxSteps, `must have at most ${planLimits.maxSteps} steps; merge small steps`)
+      .describe('The steps, in the order to carry them out.'),
   })
-  .strict();
+  .strict()
+  .superRefine((plan, ctx) => {
+    const bytes = Buffer.byteLength(JSON.stringify(plan), 'utf8');
+    if (bytes > planLimits.maxBytes) {
+      ctx.addIssue({
+        code: 'custom',
+        message: `the plan is ${bytes} bytes of JSON, over the ${planLimits.maxBytes}-byte limit; shorten the descriptions and parameters, or merge steps`,
+      });
+    }
+  });
 export type Plan = z.infer<typeof Plan>;
 
 /** The plan as JSON text. */

@@ -93,3 +93,20 @@ describe('StepwiseStack with external tools', () => {
     expect(() => new StepwiseStack(unbundledApp(), 'B', { mcpServers: [{ name: 'my__docs', url: 'https://x/mcp' }] })).toThrow(/mcpServers\.0\.name/);
   });
 });
+
+describe('StepwiseStack gating external tools', () => {
+  it('refuses approvalTools naming a Lambda or MCP tool at synth, rather than deploy it ungated: external tools cannot be gated yet', () => {
+    for (const name of ['word_count', 'docs__search']) {
+      const app = new App();
+      const elsewhere = new Stack(app, 'Elsewhere');
+      expect(
+        () =>
+          new StepwiseStack(app, 'Gated', {
+            mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
+            tools: [{ name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, function: lambda.Function.fromFunctionArn(elsewhere, 'WordCount', wordCountArn) }],
+            approvalTools: [name],
+          }),
+      ).toThrow(`approvalTools names unknown tools: ${name}`);
+    }
+  });
+});

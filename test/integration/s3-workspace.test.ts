@@ -1,10 +1,13 @@
+import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
 import { S3Workspace, workspacePrefix } from '../../functions/adapters/s3/workspace.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
-import { PathRejected } from '../../functions/core/workspace.js';
+import { builtinTools } from '../../functions/core/names.js';
+import { ToolRegistry, defaultToolLimits } from '../../functions/core/tools/registry.js';
+import { PathRejected, WriteConflict } from '../../functions/core/workspace.js';
 import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
@@ -12,6 +15,11 @@ import { use } from '../support/agents.js';
 
 const aws = useLocalAws();
 const bytes = (text: string) => new TextEncoder().encode(text);
+
+/** A path of `size` bytes in segments of 99 (a file system stand-in keeps each segment as a file name). */
+function longPath(size: number): string {
+  return Array.from({ length: size }, (_, i) => (i % 100 === 99 ? '/' : 'a')).join('');
+}
 
 function workspace(runId: string) {
   const { s3 } = awsClients(readEnv(aws.env));
@@ -53,6 +61,35 @@ describe('S3Workspace', () => {
     expect((await aws.allKeys()).filter((k) => k.startsWith('workspaces/ws-3'))).toEqual([]);
   });
 
+  it('fits the whole key in 1,024 bytes: a path that fills the rest is kept, one byte more is refused before S3', async () => {
+    const ws = workspace('ws-long');
+    const room = 1024 - 'workspaces/ws-long/'.length;
+    await ws.write(longPath(room), bytes('fits'));
+    expect(await ws.read(longPath(room))).toEqual(bytes('fits'));
+    for (const size of [room + 1, 1024]) {
+      await expect(ws.write(longPath(size), bytes('x'))).rejects.toThrow(PathRejected);
+      await expect(ws.read(longPath(size))).rejects.toThrow(`at most ${room} bytes`);
+    }
+    // The emulator refuses such keys as S3 does, so a path checked alone would fail in the store.
+    const { s3 } = awsClients(readEnv(aws.env));
+    await expect(
+      s3.send(new PutObjectCommand({ Bucket: aws.emulators.bucket, Key: `workspaces/ws-long/${longPath(room + 1)}`, Body: 'x' })),
+    ).rejects.toMatchObject({ name: 'KeyTooLongError' });
+    expect((await aws.allKeys()).filter((k) => k.startsWith('workspaces/ws-long/'))).toEqual([`workspaces/ws-long/${longPath(room)}`]);
+  });
+
+  it('writes over the version it read, and refuses a write over a changed or removed file', async () => {
+    const ws = workspace('ws-cas');
+    await ws.write('a.txt', bytes('one'), { writtenBy: 'toolu_1' });
+    const first = await ws.readVersioned('a.txt');
+    expect(first).toEqual({ bytes: bytes('one'), version: expect.any(String), writtenBy: 'toolu_1' });
+    await ws.write('a.txt', bytes('two'), { ifVersion: first?.version ?? '' });
+    await expect(ws.write('a.txt', bytes('stale'), { ifVersion: first?.version ?? '' })).rejects.toThrow(WriteConflict);
+    await expect(ws.write('gone.txt', bytes('x'), { ifVersion: first?.version ?? '' })).rejects.toThrow(WriteConflict);
+    expect(await ws.readVersioned('a.txt')).toEqual({ bytes: bytes('two'), version: expect.any(String) });
+    expect(await ws.read('gone.txt')).toBeUndefined();
+  });
+
   it('refuses run ids that could name another prefix', () => {
     for (const runId of ['', '..', 'a/b', 'a\\b', 'x'.repeat(200)]) expect(() => workspacePrefix(runId)).toThrow();
     expect(workspacePrefix('run-123')).toBe('workspaces/run-123/');
@@ -87,5 +124,34 @@ describe('confinement through the tool step', () => {
     ]);
     const added = (await aws.allKeys()).filter((k) => !before.has(k));
     expect(added).toEqual(['workspaces/conf-1/ok.txt']);
+  });
+});
+
+describe('edit_file on S3', () => {
+  it('applies every one of 8 parallel edits of one file (as many as the agent loop runs at once): none is lost', async () => {
+    const ws = workspace('edit-race');
+    const lines = Array.from({ length: 8 }, (_, i) => `line ${i}: todo`);
+    await ws.write('list.txt', bytes(lines.join('\n')));
+    const registry = new ToolRegistry(builtinTools);
+    const ctx = { runId: 'edit-race', workspace: ws, limits: defaultToolLimits };
+    const results = await Promise.all(
+      lines.map((line, i) =>
+        registry.execute({ type: 'tool_use', id: `toolu_${i}`, name: 'edit_file', input: { path: 'list.txt', old_string: line, new_string: `line ${i}: done` } }, ctx),
+      ),
+    );
+    expect(results.filter((r) => r.is_error)).toEqual([]);
+    expect(new TextDecoder().decode(await ws.read('list.txt'))).toBe(lines.map((_, i) => `line ${i}: done`).join('\n'));
+  });
+
+  it('answers a retried call whose write is already the latest as done, without editing again', async () => {
+    const ws = workspace('edit-retry');
+    await ws.write('n.txt', bytes('x'));
+    const registry = new ToolRegistry(builtinTools);
+    const ctx = { runId: 'edit-retry', workspace: ws, limits: defaultToolLimits };
+    const call = { type: 'tool_use' as const, id: 'toolu_grow', name: 'edit_file', input: { path: 'n.txt', old_string: 'x', new_string: 'xx' } };
+    const first = await registry.execute(call, ctx);
+    const again = await registry.execute(call, ctx);
+    expect(again).toEqual(first);
+    expect(new TextDecoder().decode(await ws.read('n.txt'))).toBe('xx');
   });
 });

@@ -1,7 +1,8 @@
 /**
  * Tool inputs as a confused or hostile model might send them, against the real S3 workspace:
  * every call answers with a tool result, nothing is thrown, and nothing is ever written outside
- * `workspaces/<runId>/` (checked on the emulator's whole bucket).
+ * `workspaces/<runId>/` (checked on the emulator's whole bucket). Paths near the 1,024-byte key
+ * limit are tried too: the emulator refuses longer keys as S3 does.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -14,6 +15,21 @@ import { useLocalAws } from '../support/local-aws.js';
 const aws = useLocalAws();
 const registry = new ToolRegistry(builtinTools);
 
+/**
+ * Paths near S3's 1,024-byte key limit, where the run's prefix decides whether the key fits: in
+ * one- to four-byte characters, in segments a file system stand-in can keep (at most 200 bytes).
+ */
+const longPath = fc
+  .tuple(fc.oneof(fc.integer({ min: 990, max: 1030 }), fc.integer({ min: 900, max: 1100 })), fc.constantFrom('a', 'é', '日', '😀'), fc.integer({ min: 1, max: 50 }))
+  .map(([bytes, unit, perSegment]) => {
+    const segment = unit.repeat(perSegment);
+    let path = segment;
+    while (Buffer.byteLength(path) < bytes) path += `/${segment}`;
+    const chars = [...path];
+    while (Buffer.byteLength(chars.join('')) > bytes) chars.pop();
+    return chars.join('').replace(/\/$/, '');
+  });
+
 const hostilePath = fc.oneof(
   fc.constantFrom(
     '..', '../x', '../../etc/passwd', '/etc/passwd', '/', '//x', 'a/../../b', 'a/./../..', '..\\..\\x', 'C:\\x', 'c:/x', '~/x',
@@ -22,6 +38,7 @@ const hostilePath = fc.oneof(
   ),
   fc.array(fc.oneof(fc.constantFrom('..', '.', '', '%2e', '\\', '\u0000', 'a', 'ü', 'workspaces'), fc.string({ maxLength: 5 })), { maxLength: 6 }).map((s) => s.join('/')),
   fc.string({ maxLength: 40 }),
+  longPath,
 );
 
 const inputFor: Record<string, fc.Arbitrary<unknown>> = {
@@ -51,6 +68,8 @@ describe('tool inputs from a hostile model', () => {
         expect(result.type).toBe('tool_result');
         expect(typeof result.content).toBe('string');
         expect(result.content).not.toContain('secret');
+        // The path rules decide before S3 is asked: a key S3 would refuse is never sent.
+        expect(result.content).not.toContain('refused by the store');
       }),
       { numRuns: 1000 },
     );

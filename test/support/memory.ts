@@ -19,7 +19,16 @@ import type { AgentName } from '../../functions/core/names.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
 import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
-import { type Workspace, type WorkspaceEntry, checkPath } from '../../functions/core/workspace.js';
+import {
+  FileTooLarge,
+  type ReadOptions,
+  type VersionedFile,
+  type Workspace,
+  type WorkspaceEntry,
+  type WriteOptions,
+  WriteConflict,
+  checkPath,
+} from '../../functions/core/workspace.js';
 
 export class MemoryConversationStore implements ConversationStore {
   /** Items by conversation, keyed like the DynamoDB sort key. */
@@ -224,16 +233,35 @@ export class RecordingTokens implements TaskTokens {
   }
 }
 
+/** A workspace in memory that keeps versions like S3's ETags, so conditional writes behave as on S3. */
 export class MemoryWorkspace implements Workspace {
   readonly files = new Map<string, Uint8Array>();
+  private readonly meta = new Map<string, { version: string; writtenBy?: string }>();
+  private writes = 0;
+  /** Runs just before each write lands, to let a test slip another write in between. */
+  beforeWrite?: (path: string) => Promise<void> | void;
 
-  async read(path: string): Promise<Uint8Array | undefined> {
-    const file = this.files.get(checkPath(path));
-    return file && new Uint8Array(file);
+  async read(path: string, options: ReadOptions = {}): Promise<Uint8Array | undefined> {
+    return (await this.readVersioned(path, options))?.bytes;
   }
 
-  async write(path: string, content: Uint8Array): Promise<void> {
-    this.files.set(checkPath(path), new Uint8Array(content));
+  async readVersioned(path: string, options: ReadOptions = {}): Promise<VersionedFile | undefined> {
+    const normal = checkPath(path);
+    const file = this.files.get(normal);
+    if (!file) return undefined;
+    if (options.maxBytes !== undefined && file.byteLength > options.maxBytes) throw new FileTooLarge(normal, file.byteLength, options.maxBytes);
+    const meta = this.meta.get(normal) ?? { version: 'v0' };
+    return { bytes: new Uint8Array(file), ...meta };
+  }
+
+  async write(path: string, content: Uint8Array, options: WriteOptions = {}): Promise<void> {
+    const normal = checkPath(path);
+    await this.beforeWrite?.(normal);
+    if (options.ifVersion !== undefined && (this.meta.get(normal)?.version ?? (this.files.has(normal) ? 'v0' : undefined)) !== options.ifVersion) {
+      throw new WriteConflict(`Writing ${path}: the file changed since it was read.`);
+    }
+    this.files.set(normal, new Uint8Array(content));
+    this.meta.set(normal, { version: `v${++this.writes}`, ...(options.writtenBy ? { writtenBy: options.writtenBy } : {}) });
   }
 
   async list(folder: string, limit: number): Promise<{ entries: WorkspaceEntry[]; truncated: boolean }> {

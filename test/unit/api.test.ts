@@ -1,6 +1,7 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import { maxFileResponseBytes } from '../../functions/api/app.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
 import { memoryApi } from '../support/api.js';
 
@@ -163,6 +164,20 @@ describe('the run routes', () => {
     expect((await api.request('GET', '/runs/run-1/files/missing.txt')).status).toBe(404);
   });
 
+  it('refuses a file too large for a response with 413 naming the limit, and serves one at the limit', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    await api.workspace('run-1').write('big.bin', new Uint8Array(maxFileResponseBytes + 1));
+    await api.workspace('run-1').write('fits.bin', new Uint8Array(maxFileResponseBytes));
+    const big = await api.request('GET', '/runs/run-1/files/big.bin');
+    expect(big).toEqual({
+      status: 413,
+      body: { error: { code: 'FileTooLarge', message: `big.bin is ${maxFileResponseBytes + 1} bytes; this route returns files of at most ${maxFileResponseBytes} bytes. Read it from the run's workspace in S3 (workspaces/run-1/).` } },
+    });
+    const fits = await api.app.request('/runs/run-1/files/fits.bin');
+    expect([fits.status, (await fits.arrayBuffer()).byteLength]).toEqual([200, maxFileResponseBytes]);
+  });
+
   it('lets a cancel whose stop failed be sent again', async () => {
     const api = memoryApi();
     await api.request('POST', '/runs', { goal, mode: 'single' });
@@ -276,6 +291,15 @@ describe('approvals through the API', () => {
     expect(refused).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.tools.0' }] } } });
     expect((await api.request('POST', '/runs', { goal, approvals: { tools: 'write_file' } })).status).toBe(400);
     expect((await api.request('POST', '/runs', { goal, approvals: { tools: [], everything: true } })).status).toBe(400);
+  });
+
+  it('refuses to gate an MCP or Lambda tool, rather than run it ungated: external tools cannot be gated yet', async () => {
+    const api = memoryApi();
+    for (const name of ['docs__search', 'word_count']) {
+      const refused = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: [name] } });
+      expect(refused).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed', issues: [{ path: 'approvals.tools.0' }] } } });
+    }
+    expect(api.runs.runs.size).toBe(0);
   });
 
   it('shows the undecided calls of a running run in waitingFor', async () => {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { builtinTools } from '../../functions/core/names.js';
 import { toolResult } from '../../functions/core/messages.js';
 import { calculator } from '../../functions/core/tools/calculator.js';
+import { finishPlan } from '../../functions/core/tools/finish-plan.js';
 import { ToolRegistry, defaultToolLimits, inputJsonSchema } from '../../functions/core/tools/registry.js';
 import { MemoryWorkspace } from '../support/memory.js';
 
@@ -190,5 +191,30 @@ describe('ToolRegistry.execute', () => {
     expect(await registry.execute(call('rm_rf', {}), ctx())).toEqual(
       toolResult('toolu_1', 'Unknown tool "rm_rf". Available tools: calculator, read_file, write_file, list_files, edit_file.', true),
     );
+  });
+});
+
+describe('finish_plan', () => {
+  const planner = new ToolRegistry([finishPlan]);
+  const saved: unknown[] = [];
+  const planCtx = { ...ctx(), plans: { savePlan: async (_runId: string, plan: unknown) => void saved.push(plan) } };
+  const stepOf = (i: number, size = 10) => ({ description: `Step ${i} ${'d'.repeat(size)}`, action: 'create_file' });
+
+  it('refuses a plan over 100 steps or 32 KiB of JSON with a tool error naming the limit, and stores nothing', async () => {
+    saved.length = 0;
+    const tooMany = await planner.execute(call('finish_plan', { goal: 'g', steps: Array.from({ length: 101 }, (_, i) => stepOf(i)) }), planCtx);
+    expect(tooMany).toEqual(toolResult('toolu_1', 'Invalid input for finish_plan: steps: must have at most 100 steps; merge small steps', true));
+    const tooBig = await planner.execute(call('finish_plan', { goal: 'g', steps: Array.from({ length: 40 }, (_, i) => stepOf(i, 1000)) }), planCtx);
+    expect(tooBig.is_error).toBe(true);
+    expect(tooBig.content).toMatch(/^Invalid input for finish_plan: \(input\): the plan is \d+ bytes of JSON, over the 32768-byte limit; shorten/);
+    expect(saved).toEqual([]);
+  });
+
+  it('stores a plan of 100 steps that fits in 32 KiB', async () => {
+    saved.length = 0;
+    const plan = { goal: 'g', steps: Array.from({ length: 100 }, (_, i) => stepOf(i, 200)) };
+    expect(await planner.execute(call('finish_plan', plan), planCtx)).toEqual(toolResult('toolu_1', 'Plan accepted: 100 steps. The Coder will carry it out.'));
+    expect(saved).toEqual([plan]);
+    expect(inputJsonSchema(finishPlan)).toMatchObject({ properties: { steps: { maxItems: 100 } } });
   });
 });

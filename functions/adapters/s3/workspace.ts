@@ -1,31 +1,80 @@
 /**
- * The workspace of one run on S3: every key is `workspaces/<runId>/<checked path>`.
+ * The workspace of one run on S3: every key is `workspaces/<runId>/<checked path>`, at most
+ * 1,024 bytes in all (invariant 7, docs/ARCHITECTURE.md).
  */
 import {
   GetObjectCommand,
+  type GetObjectCommandOutput,
   ListObjectsV2Command,
   type ListObjectsV2CommandOutput,
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { type Workspace, type WorkspaceEntry, WorkspaceFailed, WorkspaceUnavailable, checkPath } from '../../core/workspace.js';
+import {
+  FileTooLarge,
+  type ReadOptions,
+  type VersionedFile,
+  type Workspace,
+  type WorkspaceEntry,
+  WorkspaceFailed,
+  WorkspaceRefused,
+  WorkspaceUnavailable,
+  type WriteOptions,
+  WriteConflict,
+  checkPath,
+  pathBudget,
+} from '../../core/workspace.js';
 import { guard as guardTransient } from '../aws/errors.js';
 
+/** The object metadata naming the tool call that wrote an object (`x-amz-meta-tool-use-id`). */
+export const writtenByMetadata = 'tool-use-id';
+
+/** Client errors that mean the deployment is wrong (credentials, policy, bucket), not the request. */
+const deploymentFaults = new Set([
+  'AccessDenied',
+  'AllAccessDisabled',
+  'InvalidAccessKeyId',
+  'SignatureDoesNotMatch',
+  'ExpiredToken',
+  'InvalidToken',
+  'TokenRefreshRequired',
+  'NoSuchBucket',
+  'AccountProblem',
+]);
+
+interface ServiceError extends Error {
+  $metadata: { httpStatusCode?: number };
+}
+
+function isServiceError(error: unknown): error is ServiceError {
+  return error instanceof Error && '$metadata' in error;
+}
+
+function isMissing(error: unknown): boolean {
+  return error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound');
+}
+
 /**
- * Runs an S3 call: transient faults become `WorkspaceUnavailable` (retried), other service
- * errors `WorkspaceFailed` (the run fails), so the model never sees a deployment fault as a
- * tool error (invariant 5, docs/ARCHITECTURE.md). `NoSuchKey` passes through for `read` to answer.
+ * Runs an S3 call and names what went wrong: transient faults become `WorkspaceUnavailable`
+ * (retried); a refused precondition `WriteConflict`; a deployment fault (credentials, policy,
+ * bucket) `WorkspaceFailed` (the run fails); any other client error `WorkspaceRefused`, which a
+ * tool answers with an error result the model can act on (invariant 5, docs/ARCHITECTURE.md).
+ * `NoSuchKey` passes through for `read` to answer.
  */
 async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await guardTransient(what, call, WorkspaceUnavailable);
   } catch (error) {
-    if (error instanceof WorkspaceUnavailable) throw error;
-    const service = typeof error === 'object' && error !== null && '$metadata' in error;
-    if (service && error instanceof Error && error.name !== 'NoSuchKey' && error.name !== 'NotFound') {
+    if (error instanceof WorkspaceUnavailable || !isServiceError(error) || isMissing(error)) throw error;
+    const status = error.$metadata.httpStatusCode ?? 0;
+    // 412: the If-Match ETag no longer matches; 409: a concurrent conditional write won.
+    if (status === 412 || status === 409 || error.name === 'PreconditionFailed' || error.name === 'ConditionalRequestConflict') {
+      throw new WriteConflict(`${what}: the file changed since it was read.`, { cause: error });
+    }
+    if (deploymentFaults.has(error.name) || status === 401 || status === 403 || status < 400 || status >= 500) {
       throw new WorkspaceFailed(`${what} failed: ${error.name}: ${error.message}`, { cause: error });
     }
-    throw error;
+    throw new WorkspaceRefused(`${what} was refused by the store: ${error.name}: ${error.message}`, { cause: error });
   }
 }
 
@@ -39,6 +88,8 @@ export function workspacePrefix(runId: string): string {
 
 export class S3Workspace implements Workspace {
   private readonly prefix: string;
+  /** The bytes of path the key has room for after the prefix. */
+  private readonly room: number;
 
   constructor(
     private readonly s3: S3Client,
@@ -46,34 +97,63 @@ export class S3Workspace implements Workspace {
     runId: string,
   ) {
     this.prefix = workspacePrefix(runId);
+    this.room = pathBudget(this.prefix);
   }
 
-  async read(path: string): Promise<Uint8Array | undefined> {
-    const key = this.prefix + checkPath(path);
+  private key(path: string): string {
+    return this.prefix + checkPath(path, { maxBytes: this.room });
+  }
+
+  async read(path: string, options: ReadOptions = {}): Promise<Uint8Array | undefined> {
+    return (await this.readVersioned(path, options))?.bytes;
+  }
+
+  async readVersioned(path: string, options: ReadOptions = {}): Promise<VersionedFile | undefined> {
+    const key = this.key(path);
+    let out: GetObjectCommandOutput;
     try {
-      const out = await guard(
-        `Reading ${path}`,
-        () => this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })));
-      return out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+      out = await guard(`Reading ${path}`, () => this.s3.send(new GetObjectCommand({ Bucket: this.bucket, Key: key })));
     } catch (error) {
-      if (error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound')) return undefined;
+      if (isMissing(error)) return undefined;
+      throw error;
+    }
+    const size = out.ContentLength ?? 0;
+    if (options.maxBytes !== undefined && size > options.maxBytes) {
+      // Refused before the body is fetched: the stream is dropped unread.
+      await out.Body?.transformToWebStream().cancel();
+      throw new FileTooLarge(key.slice(this.prefix.length), size, options.maxBytes);
+    }
+    const bytes = out.Body ? await out.Body.transformToByteArray() : new Uint8Array();
+    const writtenBy = out.Metadata?.[writtenByMetadata];
+    return { bytes, version: out.ETag ?? '', ...(writtenBy ? { writtenBy } : {}) };
+  }
+
+  async write(path: string, content: Uint8Array, options: WriteOptions = {}): Promise<void> {
+    const key = this.key(path);
+    try {
+      await guard(`Writing ${path}`, () =>
+        this.s3.send(
+          new PutObjectCommand({
+            Bucket: this.bucket,
+            Key: key,
+            Body: content,
+            ContentLength: content.byteLength,
+            ...(options.ifVersion !== undefined ? { IfMatch: options.ifVersion } : {}),
+            ...(options.writtenBy ? { Metadata: { [writtenByMetadata]: options.writtenBy } } : {}),
+          }),
+        ),
+      );
+    } catch (error) {
+      // A conditional write over an object deleted since it was read: S3 answers 404.
+      if (isMissing(error) && options.ifVersion !== undefined) {
+        throw new WriteConflict(`Writing ${path}: the file was removed since it was read.`, { cause: error });
+      }
       throw error;
     }
   }
 
-  async write(path: string, content: Uint8Array): Promise<void> {
-    const key = this.prefix + checkPath(path);
-    await guard(
-      `Writing ${path}`,
-      () =>
-        this.s3.send(
-          new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: content, ContentLength: content.byteLength }),
-        ),
-    );
-  }
-
   async list(folder: string, limit: number): Promise<{ entries: WorkspaceEntry[]; truncated: boolean }> {
-    const relative = checkPath(folder, { allowRoot: true });
+    const relative = checkPath(folder, { allowRoot: true, maxBytes: this.room });
     const prefix = relative ? `${this.prefix}${relative}/` : this.prefix;
     const entries: WorkspaceEntry[] = [];
     let token: string | undefined;

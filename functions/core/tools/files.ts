@@ -3,21 +3,44 @@
  * tool error the model can correct.
  */
 import * as z from 'zod';
-import { checkPath } from '../workspace.js';
+import { FileTooLarge, type VersionedFile, WriteConflict, checkPath } from '../workspace.js';
 import { type ToolContext, ToolFailure, defineTool } from './registry.js';
 
 const path = z.string().describe('A path relative to the workspace root, such as "src/index.ts".');
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 const encoder = new TextEncoder();
 
-async function readText(filePath: string, ctx: ToolContext): Promise<string> {
-  const bytes = await ctx.workspace.read(filePath);
-  if (bytes === undefined) {
+/**
+ * How often `edit_file` reads again and retries when another write came between its read and its
+ * write: enough for as many edits of one file as the agent loop runs at once (8 by default).
+ */
+export const editAttempts = 10;
+
+/** A pause before reading again, with full jitter so racing edits spread out: up to 25 ms · 2^attempt, at most 1 s. */
+function backoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.random() * Math.min(1000, 25 * 2 ** attempt)));
+}
+
+/** The file with its version, or a tool error the model can act on (no such file, too large). */
+async function readFileVersioned(filePath: string, ctx: ToolContext): Promise<VersionedFile> {
+  let file: VersionedFile | undefined;
+  try {
+    file = await ctx.workspace.readVersioned(filePath, { maxBytes: ctx.limits.maxFileBytes });
+  } catch (error) {
+    if (error instanceof FileTooLarge) throw new ToolFailure(`"${filePath}" is ${error.size} bytes, over the ${error.limit}-byte limit.`);
+    throw error;
+  }
+  if (file === undefined) {
     throw new ToolFailure(`no file at "${checkPath(filePath)}". Use list_files to see which files exist.`);
   }
-  if (bytes.byteLength > ctx.limits.maxFileBytes) {
-    throw new ToolFailure(`"${filePath}" is ${bytes.byteLength} bytes, over the ${ctx.limits.maxFileBytes}-byte limit.`);
-  }
+  return file;
+}
+
+async function readText(filePath: string, ctx: ToolContext): Promise<string> {
+  return decodeText(filePath, (await readFileVersioned(filePath, ctx)).bytes);
+}
+
+function decodeText(filePath: string, bytes: Uint8Array): string {
   try {
     return utf8.decode(bytes);
   } catch {
@@ -25,15 +48,14 @@ async function readText(filePath: string, ctx: ToolContext): Promise<string> {
   }
 }
 
-async function writeText(filePath: string, content: string, ctx: ToolContext): Promise<number> {
+function encodeText(content: string, ctx: ToolContext): Uint8Array {
   const bytes = encoder.encode(content);
   if (bytes.byteLength > ctx.limits.maxFileBytes) {
     throw new ToolFailure(
       `the content is ${bytes.byteLength} bytes, over the ${ctx.limits.maxFileBytes}-byte file limit; split it into smaller files.`,
     );
   }
-  await ctx.workspace.write(filePath, bytes);
-  return bytes.byteLength;
+  return bytes;
 }
 
 export const readFile = defineTool({
@@ -52,8 +74,9 @@ export const writeFile = defineTool({
     'To change part of an existing file, prefer edit_file.',
   input: z.object({ path, content: z.string().describe('The complete new content of the file.') }).strict(),
   async run(input, ctx) {
-    const bytes = await writeText(input.path, input.content, ctx);
-    return `Wrote ${bytes} bytes to ${checkPath(input.path)}.`;
+    const bytes = encodeText(input.content, ctx);
+    await ctx.workspace.write(input.path, bytes);
+    return `Wrote ${bytes.byteLength} bytes to ${checkPath(input.path)}.`;
   },
 });
 
@@ -85,22 +108,45 @@ export const editFile = defineTool({
       new_string: z.string().describe('The replacement text.'),
     })
     .strict(),
+  /**
+   * A read-modify-write that loses no update: the write names the version read (a conditional
+   * PutObject), and a write that finds the file changed reads it again, up to `editAttempts`
+   * times. The write records the call's `toolUseId`, so a retried call that finds its own write
+   * still the latest answers as done instead of applying the edit twice (invariant 3,
+   * docs/ARCHITECTURE.md).
+   */
   async run(input, ctx) {
     if (input.old_string === '') throw new ToolFailure('old_string is empty; give the exact text to replace.');
-    const text = await readText(input.path, ctx);
-    const first = text.indexOf(input.old_string);
-    if (first === -1) {
-      throw new ToolFailure(`old_string was not found in "${input.path}"; read the file and copy the text exactly.`);
+    const done = `Edited ${checkPath(input.path)}: replaced 1 occurrence.`;
+    for (let attempt = 1; attempt <= editAttempts; attempt++) {
+      const file = await readFileVersioned(input.path, ctx);
+      if (ctx.toolUseId !== undefined && file.writtenBy === ctx.toolUseId) return done;
+      const text = decodeText(input.path, file.bytes);
+      const first = text.indexOf(input.old_string);
+      if (first === -1) {
+        throw new ToolFailure(`old_string was not found in "${input.path}"; read the file and copy the text exactly.`);
+      }
+      const count = countOccurrences(text, input.old_string);
+      if (count > 1) {
+        throw new ToolFailure(
+          `old_string appears ${count} times in "${input.path}"; include more surrounding text so it appears once.`,
+        );
+      }
+      const next = text.slice(0, first) + input.new_string + text.slice(first + input.old_string.length);
+      try {
+        await ctx.workspace.write(input.path, encodeText(next, ctx), {
+          ifVersion: file.version,
+          ...(ctx.toolUseId !== undefined ? { writtenBy: ctx.toolUseId } : {}),
+        });
+        return done;
+      } catch (error) {
+        if (!(error instanceof WriteConflict)) throw error;
+        await backoff(attempt);
+      }
     }
-    const count = countOccurrences(text, input.old_string);
-    if (count > 1) {
-      throw new ToolFailure(
-        `old_string appears ${count} times in "${input.path}"; include more surrounding text so it appears once.`,
-      );
-    }
-    const next = text.slice(0, first) + input.new_string + text.slice(first + input.old_string.length);
-    await writeText(input.path, next, ctx);
-    return `Edited ${checkPath(input.path)}: replaced 1 occurrence.`;
+    throw new ToolFailure(
+      `"${input.path}" kept changing while it was edited (${editAttempts} attempts); read it again and retry the edit.`,
+    );
   },
 });
 

@@ -17,6 +17,8 @@ export interface PlanStore {
 /** What a tool may use while it runs. */
 export interface ToolContext {
   runId: string;
+  /** The call being run: the same on every retry of its step, so a tool can recognize its own earlier write. */
+  toolUseId?: string;
   workspace: Workspace;
   limits: ToolLimits;
   plans?: PlanStore;
@@ -115,7 +117,7 @@ export class ToolRegistry {
       return { result: toolResult(call.id, `Invalid input for ${tool.name}: ${describeIssues(parsed.error)}`, true), ran: false };
     }
     try {
-      return { result: toolResult(call.id, await tool.run(parsed.data, ctx)), ran: true };
+      return { result: toolResult(call.id, await tool.run(parsed.data, { ...ctx, toolUseId: call.id })), ran: true };
     } catch (error) {
       if (error instanceof InfrastructureError) throw error;
       return { result: toolResult(call.id, `${tool.name} failed: ${messageOf(error)}`, true), ran: true };
