@@ -47,6 +47,8 @@ export interface ApiDeps extends IntakeDeps {
   access?: AccessPolicy;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
+  /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
+  fileLinks?: (runId: string, path: string) => Promise<string>;
   /** The local token issuer (`npm run dev` only): `POST /_local/tokens`. */
   localTokens?: { issue(request: unknown): Promise<string> };
   /** The local event bus (`npm run dev` only): the `/_local/*` routes. */
@@ -328,7 +330,8 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         200: { description: 'The file bytes.', content: { 'application/octet-stream': { schema: z.string().meta({ format: 'binary' }) } } },
         400: refusal('The path is not a valid workspace path.'),
         ...noRun,
-        413: refusal(`The file is larger than a response can carry (${maxFileResponseBytes} bytes).`),
+        302: { description: `The file is larger than a response carries (${maxFileResponseBytes} bytes): \`Location\` is a presigned link to it, valid for 5 minutes.` },
+        413: refusal(`The file is larger than a response can carry (${maxFileResponseBytes} bytes), and no link can be signed.`),
       },
     }),
     async (c) => {
@@ -342,6 +345,8 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         if (error instanceof PathRejected) throw new ApiError(400, 'InvalidPath', error.message);
         if (error instanceof WorkspaceRefused) throw new ApiError(400, 'InvalidPath', error.message);
         if (error instanceof FileTooLarge) {
+          // Too large for a response: a short-lived link to the object itself, when the deployment can sign one.
+          if (deps.fileLinks) return c.redirect(await deps.fileLinks(run.runId, path), 302);
           throw new ApiError(
             413,
             'FileTooLarge',

@@ -2,8 +2,9 @@
 import type { ApiDeps } from '../api/app.js';
 import { type Authenticate, iamCallers, jwtClaimCallers } from '../api/callers.js';
 import { SfnTaskTokens } from '../adapters/aws/task-tokens.js';
+import { presignedLinks } from '../adapters/s3/links.js';
 import { type IntakeHooks, intakeWiring, sfnClient } from './intake.js';
-import type { Env, Wiring } from './wire.js';
+import { type Env, type Wiring, awsClients } from './wire.js';
 
 /** The HTTP API's dependencies: one Step Functions client starts runs and answers task tokens. */
 export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiDeps, 'log' | 'authenticate'>> = {}): ApiDeps {
@@ -15,6 +16,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     access: { separateReviewer: wiring.env.STEPWISE_SEPARATE_REVIEWER },
     conversations: wiring.conversations,
     workspaceFor: wiring.workspaceFor,
+    fileLinks: presignedLinks(awsClients(wiring.env).s3, wiring.env.STEPWISE_BUCKET),
     approvals: wiring.approvals,
     tokens: new SfnTaskTokens(sfn),
   };

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { PutObjectCommand } from '@aws-sdk/client-s3';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { RunCompletedDetail, runSucceededDetailType } from '../../functions/core/events.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
@@ -130,3 +132,24 @@ describe('the event intake', () => {
   });
 });
 
+
+describe('a file too large for a response', () => {
+  it('is answered with a redirect to a presigned link that serves its bytes', async () => {
+    const tag = local.book.add('big-file', { turn: say('Made it.') });
+    const run = await local.run(`${tag} Make a big file.`);
+    const bytes = new Uint8Array(5 * 1024 * 1024).map((_, i) => i % 251);
+    const { s3 } = awsClients(readEnv(process.env));
+    await s3.send(new PutObjectCommand({ Bucket: process.env.STEPWISE_BUCKET, Key: `workspaces/${run.runId}/out/big.bin`, Body: bytes }));
+    const res = await fetch(`${local.stack.url}/runs/${run.runId}/files/out/big.bin`, { redirect: 'manual' });
+    expect(res.status).toBe(302);
+    const link = res.headers.get('location') ?? '';
+    expect(link).toContain(`/workspaces/${run.runId}/out/big.bin?`);
+    expect(new URL(link).searchParams.get('X-Amz-Expires')).toBe('300');
+    const fetched = await fetch(link);
+    expect(fetched.status).toBe(200);
+    expect(Buffer.from(await fetched.arrayBuffer()).equals(Buffer.from(bytes))).toBe(true);
+    // A missing file is still a 404, not a link.
+    const small = await fetch(`${local.stack.url}/runs/${run.runId}/files/out/big.bin`.replace('big.bin', 'none.txt'));
+    expect(small.status).toBe(404);
+  });
+});
