@@ -63,7 +63,8 @@ describe('FrontDoor', () => {
       MaximumEventAgeInSeconds: 7200,
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queue, 'Arn'] } } },
     });
-    expect(Object.keys(template.findResources('AWS::Lambda::EventInvokeConfig'))).toHaveLength(1);
+    const configs = Object.values(template.findResources('AWS::Lambda::EventInvokeConfig')) as { Properties: { FunctionName: unknown } }[];
+    expect(configs.filter((c) => JSON.stringify(c.Properties.FunctionName) === JSON.stringify({ Ref: intake }))).toHaveLength(1);
     const sends = statementsOf(template, 'FrontDoorIntakeRole').filter((s) => [s.Action].flat().includes('sqs:SendMessage'));
     expect(sends.map((s) => s.Resource)).toContainEqual({ 'Fn::GetAtt': [queue, 'Arn'] });
   });
