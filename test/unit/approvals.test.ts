@@ -176,6 +176,13 @@ describe('the tool step of a gated call', () => {
     expect(workspaces.get('run-1')?.files.has('a.md')).toBe(true);
   });
 
+  it('records a timed-out denial at the time of the step’s clock', async () => {
+    const { deps, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    await toolStep({ ...call, needsApproval: true }, { ...deps, clock: () => new Date('2026-01-01T00:10:00.000Z') });
+    expect((await approvals.get('run-1', 'toolu_w'))?.decidedAt).toBe('2026-01-01T00:10:00.000Z');
+  });
+
   it('refuses a gated call for which no approval was requested', async () => {
     const { deps } = await gatedCore();
     await expect(toolStep({ ...call, needsApproval: true }, deps)).rejects.toThrow('needs approval, but none was requested');
