@@ -302,3 +302,23 @@ describe('toolStep, further', () => {
     });
   });
 });
+
+describe('runAgentLoop, further', () => {
+  it('ends at a stop sequence with the final text, and goes on after a turn cut off by max_tokens', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...say('2 +'), stopReason: 'max_tokens' }, { ...say('2 + 3 = 5'), stopReason: 'stop_sequence' });
+    expect(await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 5 }, core.deps)).toEqual({
+      response: '2 + 3 = 5',
+      iterations: 2,
+      stopReason: 'stop_sequence',
+    });
+  });
+
+  it('says the model declined when it refuses', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...say('No.'), stopReason: 'refusal' });
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 3 }, core.deps)).rejects.toThrow(
+      new ModelRefused('The model declined to continue this run.'),
+    );
+  });
+});
