@@ -179,3 +179,55 @@ describe('describeCall', () => {
     ]);
   });
 });
+
+describe('inferenceStep when another writer takes the sequence number', () => {
+  const cid = 'session/s1';
+  const foreign = (seq: number) => ({ seq, role: 'user' as const, content: [{ type: 'text' as const, text: 'stale' }], meta: { runId: 'run-0', iteration: 9 } });
+
+  it('goes on when its own message was written by a concurrent attempt of the step', async () => {
+    const core = await memoryCore();
+    const append = core.conversations.append.bind(core.conversations);
+    let raced = false;
+    core.conversations.append = async (id, message) => {
+      if (!raced && message.role === 'user') {
+        raced = true;
+        await append(id, message);
+        return false;
+      }
+      return append(id, message);
+    };
+    core.model.addTurn(say('5'));
+    expect(await inferenceStep({ ...step0, conversationId: cid }, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 1 });
+  });
+
+  it('plans again after a stale step of another run wrote first', async () => {
+    const core = await memoryCore();
+    const append = core.conversations.append.bind(core.conversations);
+    let raced = false;
+    core.conversations.append = async (id, message) => {
+      if (!raced) {
+        raced = true;
+        await append(id, foreign(message.seq));
+        return false;
+      }
+      return append(id, message);
+    };
+    core.model.addTurn(say('5'));
+    expect(await inferenceStep({ ...step0, conversationId: cid }, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 2 });
+  });
+
+  it('gives up when the conversation keeps changing under it', async () => {
+    const core = await memoryCore();
+    const append = core.conversations.append.bind(core.conversations);
+    let writes = 0;
+    core.conversations.append = async (id, message) => {
+      writes++;
+      await append(id, foreign(message.seq));
+      return false;
+    };
+    await expect(inferenceStep({ ...step0, conversationId: cid }, core.deps)).rejects.toThrow(
+      new StepStateInvalid('Conversation session/s1 keeps changing under step 0.'),
+    );
+    expect(writes).toBe(3);
+  });
+});
