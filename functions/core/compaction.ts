@@ -97,22 +97,15 @@ export function refusedPolicy(conversation: Conversation, policy: ContextPolicy,
 export function chooseCut(conversation: Conversation, policy: ContextPolicy): number | undefined {
   const { messages, compaction } = conversation;
   const floor = compaction?.fromSeq ?? 0;
-  const candidates = messages.flatMap((m, i) =>
-    m.role === 'assistant' && m.seq > floor && messages[i - 1]?.role === 'user' ? [i] : [],
-  );
-  if (candidates.length === 0) return undefined;
   const budget = policy.keepShare * policy.windowTokens;
-  const tail = suffixTokens(messages);
-  const fitting = candidates.find((i) => (tail[i] ?? 0) <= budget);
-  return messages[fitting ?? (candidates.at(-1) as number)]?.seq;
-}
-
-function suffixTokens(messages: StoredMessage[]): number[] {
-  const sums: number[] = new Array<number>(messages.length + 1).fill(0);
-  for (let i = messages.length - 1; i >= 0; i--) {
-    sums[i] = (sums[i + 1] ?? 0) + messageTokens(messages[i] as StoredMessage);
-  }
-  return sums;
+  // Each candidate with the size of the conversation from it to the end.
+  let rest = messages.reduce((sum, m) => sum + messageTokens(m), 0);
+  const candidates: { seq: number; rest: number }[] = [];
+  messages.forEach((m, i) => {
+    if (m.role === 'assistant' && m.seq > floor && messages[i - 1]?.role === 'user') candidates.push({ seq: m.seq, rest });
+    rest -= messageTokens(m);
+  });
+  return (candidates.find((c) => c.rest <= budget) ?? candidates.at(-1))?.seq;
 }
 
 export const summaryInstruction =

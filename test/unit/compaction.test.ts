@@ -345,6 +345,7 @@ describe('where compaction cuts', () => {
       { role: 'assistant', content: [{ type: 'text', text: 'x' }] },
       { role: 'user', content: [{ type: 'text', text: summaryInstruction }] },
     ]);
+    expect(summaryRequestMessages({ messages, pendingResults: [] }, 0)).toEqual([{ role: 'user', content: [{ type: 'text', text: summaryInstruction }] }]);
     expect(summaryRequestMessages({ messages, pendingResults: [] }, 3).at(-1)).toEqual({
       role: 'user',
       content: [{ type: 'text', text: 'x' }, { type: 'text', text: summaryInstruction }],

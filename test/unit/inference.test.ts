@@ -37,16 +37,27 @@ describe('the end of an agent’s part', () => {
   it('ends the Architect’s part at an accepted plan, without asking the model again', async () => {
     const core = await memoryCore('Write a.md.');
     core.deps.plans = core.runs;
-    core.model.addTurn(use(['toolu_p', 'finish_plan', plan]));
+    core.model.addTurn(use(['toolu_l', 'list_files', {}]), use(['toolu_p', 'finish_plan', plan]));
     await inferenceStep({ ...step0, agent: 'architect' }, core.deps);
-    await toolStep({ runId: 'run-1', agent: 'architect', seq: 1, toolUseId: 'toolu_p' }, core.deps);
-    expect(await inferenceStep({ ...step0, agent: 'architect', iteration: 1 }, core.deps)).toEqual({
+    await toolStep({ runId: 'run-1', agent: 'architect', seq: 1, toolUseId: 'toolu_l' }, core.deps);
+    await inferenceStep({ ...step0, agent: 'architect', iteration: 1 }, core.deps);
+    await toolStep({ runId: 'run-1', agent: 'architect', seq: 3, toolUseId: 'toolu_p' }, core.deps);
+    expect(await inferenceStep({ ...step0, agent: 'architect', iteration: 2 }, core.deps)).toEqual({
       stopReason: 'end_turn',
       toolCalls: [],
-      iteration: 1,
-      seq: 1,
+      iteration: 2,
+      seq: 3,
     });
-    expect(core.model.requests).toHaveLength(1);
+    expect(core.model.requests).toHaveLength(2);
+  });
+
+  it('asks the Architect again when its plan call was interrupted before it returned', async () => {
+    const core = await memoryCore('Write a.md.');
+    core.deps.plans = core.runs;
+    core.model.addTurn(use(['toolu_p', 'finish_plan', plan]), say('again'));
+    await inferenceStep({ ...step0, agent: 'architect' }, core.deps);
+    await inferenceStep({ ...step0, agent: 'architect', iteration: 1 }, core.deps);
+    expect(core.model.requests).toHaveLength(2);
   });
 
   it('sends a refused plan back to the Architect to correct', async () => {
@@ -229,5 +240,46 @@ describe('inferenceStep when another writer takes the sequence number', () => {
       new StepStateInvalid('Conversation session/s1 keeps changing under step 0.'),
     );
     expect(writes).toBe(3);
+  });
+});
+
+describe('inferenceStep, further', () => {
+  it('refuses a step after the conversation ended, and sends a paused turn back', async () => {
+    const ended = await memoryCore();
+    ended.model.addTurn(say('5'));
+    await inferenceStep(step0, ended.deps);
+    await expect(inferenceStep({ ...step0, iteration: 1 }, ended.deps)).rejects.toThrow(
+      new StepStateInvalid('The conversation already ended with message 1; there is nothing to send.'),
+    );
+    const paused = await memoryCore();
+    paused.model.addTurn({ ...say('searching'), stopReason: 'pause_turn' }, say('found'));
+    await inferenceStep(step0, paused.deps);
+    expect(await inferenceStep({ ...step0, iteration: 1 }, paused.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 1, seq: 2 });
+  });
+
+  it('reads the conversation once for a step that writes its messages as planned', async () => {
+    const core = await memoryCore();
+    let loads = 0;
+    const load = core.conversations.load.bind(core.conversations);
+    core.conversations.load = (id) => (loads++, load(id));
+    core.model.addTurn(say('5'));
+    await inferenceStep(step0, core.deps);
+    expect(loads).toBe(1);
+  });
+
+  it('hands on no tool call of a turn that stopped for another reason', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...use(['toolu_1', 'calculator', { operation: 'add', a: 1, b: 1 }]), stopReason: 'max_tokens' });
+    expect(await inferenceStep(step0, core.deps)).toEqual({ stopReason: 'max_tokens', toolCalls: [], iteration: 0, seq: 1 });
+  });
+
+  it('counts nothing for a stored answer that carries no usage', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(() => {
+      void core.conversations.append('run/run-1/single', { seq: 1, role: 'assistant', content: [{ type: 'text', text: 'first' }], meta: { ...step0, stopReason: 'end_turn' } });
+      return say('second');
+    });
+    await inferenceStep(step0, core.deps);
+    expect(core.runs.runs.get('run-1')?.iterations).toEqual({});
   });
 });

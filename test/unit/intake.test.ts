@@ -136,6 +136,26 @@ describe('createRun', () => {
     });
   });
 
+  it('marks the run failed when the orchestrator refuses it for good with a named error', async () => {
+    const deps = intake();
+    deps.starter.start = async () => {
+      throw new TooManyRuns('no');
+    };
+    await expect(createRun(body, deps, { caller })).rejects.toThrow('no');
+    expect(deps.runs.runs.get('run-1')?.status).toBe('failed');
+  });
+
+  it('takes an Idempotency-Key as a plain request where the deployment keeps no keys', async () => {
+    const deps = intake({ idempotency: undefined });
+    expect(await createRun(body, deps, { caller, idempotencyKey: 'k1' })).toEqual({ runId: 'run-1', status: 'running', phase: 'idle' });
+  });
+
+  it('fails when the run can neither be created nor found', async () => {
+    const deps = intake();
+    deps.runs.create = async () => false;
+    await expect(createRun(body, deps, { caller })).rejects.toThrow(new Error('Run run-1 could not be created.'));
+  });
+
   it('leaves the run waiting to start after a transient fault, for a repeat to start', async () => {
     const deps = intake();
     deps.starter.start = async () => {
@@ -236,9 +256,9 @@ describe('intakeEvent', () => {
   it('sends a run id another caller took, and a run over the owner’s limit, to the dead letters with the reason', async () => {
     const { deps, letters } = eventIntake({ maxRunningRuns: 1 });
     await deps.runs.create(newRun('taken', 'g', { owner: { principal: 'iss#bob' }, status: 'succeeded' }));
-    await intakeEvent(requested({ runId: 'taken' }), deps);
-    await intakeEvent(requested({ runId: 'first' }), deps);
-    await intakeEvent(requested({ runId: 'second' }), deps);
+    const outcomes = [];
+    for (const runId of ['taken', 'first', 'second']) outcomes.push(await intakeEvent(requested({ runId }), deps));
+    expect(outcomes.map((o) => o.accepted)).toEqual([false, true, false]);
     expect(letters.map(({ reason, issues }) => ({ reason, issues }))).toEqual([
       { reason: 'The run id taken is taken; choose another.', issues: [{ path: 'detail.runId', message: 'The run id taken is taken; choose another.' }] },
       {

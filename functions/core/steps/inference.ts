@@ -313,9 +313,10 @@ export function describeCall(call: ToolUseBlock): string {
 function finishedBy(conversation: Conversation, profile: AgentProfile, runId: string): StoredMessage | undefined {
   const last = conversation.messages.at(-1);
   if (!profile.finishTool || last?.role !== 'assistant' || last.meta.runId !== runId) return undefined;
-  const accepted = toolUses(last).some(
-    (call, i) => call.name === profile.finishTool && conversation.pendingResults[i] && !conversation.pendingResults[i]?.is_error,
-  );
+  const accepted = toolUses(last).some((call, i) => {
+    const result = conversation.pendingResults[i];
+    return call.name === profile.finishTool && result !== undefined && !result.is_error;
+  });
   return accepted ? last : undefined;
 }
 
