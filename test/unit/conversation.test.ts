@@ -11,12 +11,13 @@ const call = { type: 'tool_use' as const, id: 't0', name: 'calculator', input: {
 
 describe('assembleConversation', () => {
   it('keeps the summary with the latest cut, whatever order the summaries come in', () => {
-    const records: ConversationRecord[] = [
-      { kind: 'message', seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta },
-      { kind: 'compaction', compaction: compaction(5, 9) },
-      { kind: 'compaction', compaction: compaction(3, 7) },
-    ];
-    expect(assembleConversation(records).compaction).toEqual(compaction(5, 9));
+    const opening: ConversationRecord = { kind: 'message', seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta };
+    const older: ConversationRecord = { kind: 'compaction', compaction: compaction(3, 7) };
+    const newer: ConversationRecord = { kind: 'compaction', compaction: compaction(5, 9) };
+    expect([assembleConversation([opening, older, newer]).compaction, assembleConversation([opening, newer, older]).compaction]).toEqual([
+      compaction(5, 9),
+      compaction(5, 9),
+    ]);
   });
 
   it('has no pending results for a last turn none of whose calls has answered yet', () => {

@@ -308,6 +308,16 @@ describe('a run\'s catalog, further', () => {
     await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, deps);
     expect(c.runs.runs.get('run-1')?.result).toEqual({ response: 'It is gone.', actionsTaken: [] });
   });
+
+  it('lists an external call that ran among the actions the run took', async () => {
+    const c = await memoryCore('Search.');
+    const deps = { ...c.deps, externalTools: new ExternalTools([new FakeSource('mcp:docs', [tool('docs__search')])], new MemoryCatalogStore()) };
+    c.model.addTurn(use(['toolu_1', 'docs__search', { q: 'x' }]), say('Found it.'));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: step.seq, toolUseId: 'toolu_1' }, deps);
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, deps);
+    expect(c.runs.runs.get('run-1')?.result).toEqual({ response: 'Found it.', actionsTaken: ['docs__search {"q":"x"}'] });
+  });
 });
 
 describe('Lambda tools', () => {
