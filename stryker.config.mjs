@@ -1,5 +1,20 @@
 // Mutation testing: do the unit tests fail when the core's behaviour changes?
 // `npm run mutate` runs it over functions/core; see README "Mutation testing".
+//
+// Equivalent mutants are marked where they live, with `// Stryker disable next-line <mutator>: <reason>`.
+// Survivors left in the report on purpose, each with its reason:
+// - Default `[]` parameters and `?? []` fallbacks (gatedTools, callers' pattern lists, trusted
+//   sources, alsoAvailable, scopes of a claim): a made-up entry matches no tool, scope or source.
+// - callers.ts listOf: dropping `.filter(Boolean)` or the string filter of `scp` keeps only
+//   entries no scope name equals.
+// - errors.ts transientErrorNames: the message of the probe instance and the `typeof` guard
+//   (module exports hold no null) do not change the names.
+// - plan.ts syntaxErrors: the 'invalid JSON' fallback for text that JSON.parse refuses and the
+//   tolerant parser accepts (no such text is known), and `before.at(-1)?.` (split never returns []).
+// - Error message strings and zod issue codes that no caller reads (`code: 'custom'`).
+// Known gaps, held by integration tests rather than unit tests:
+// - inference.ts: whether a step already compacted (`compacted`), and an empty summary; the
+//   loop's model_context_window_exceeded case (test/integration/compaction-too-long.test.ts).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
@@ -13,7 +28,8 @@ export default {
   reporters: ['clear-text', 'progress', 'html'],
   htmlReporter: { fileName: 'reports/mutation/core.html' },
   clearTextReporter: { allowColor: false, reportTests: false, reportScoreTable: true, reportMutants: true },
-  thresholds: { high: 90, low: 85, break: null },
+  // Below 85% the run fails: the bar this suite was brought to.
+  thresholds: { high: 90, low: 85, break: 85 },
   tempDirName: '.stryker-tmp',
   cleanTempDir: 'always',
 };

@@ -246,6 +246,7 @@ export async function decideApproval(
     decision: body.decision,
     ...(approval.reason ? { reason: approval.reason } : {}),
     decidedAt: approval.decidedAt ?? '',
+    // Stryker disable next-line LogicalOperator: the store answers the decision as recorded, decidedBy included; the fallback only satisfies the type
     decidedBy: approval.decidedBy ?? decidedBy,
   };
 }
@@ -298,6 +299,7 @@ export type DecisionView = z.infer<typeof DecisionView>;
 export function decisionsOf(approvals: Approval[]): DecisionView[] {
   return approvals
     .filter((a): a is Approval & { decision: Decision } => a.decision !== undefined)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: V8's sort only asks whether a pair is out of order (< 0), so the `>` branch (1 or 0) cannot change the result
     .sort((a, b) => ((a.decidedAt ?? '') < (b.decidedAt ?? '') ? -1 : (a.decidedAt ?? '') > (b.decidedAt ?? '') ? 1 : 0))
     .map((a) => ({
       toolUseId: a.toolUseId,
@@ -313,6 +315,7 @@ export function decisionsOf(approvals: Approval[]): DecisionView[] {
 export function waitingFor(approvals: Approval[]): WaitingFor[] {
   return approvals
     .filter((a) => !a.decision)
+    // Stryker disable next-line ConditionalExpression,EqualityOperator: V8's sort only asks whether a pair is out of order (< 0), so the `>` branch (1 or 0) cannot change the result
     .sort((a, b) => (a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0))
     .map((a) => ({
       toolUseId: a.toolUseId,
