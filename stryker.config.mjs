@@ -12,9 +12,9 @@
 // - plan.ts syntaxErrors: the 'invalid JSON' fallback for text that JSON.parse refuses and the
 //   tolerant parser accepts (no such text is known), and `before.at(-1)?.` (split never returns []).
 // - Error message strings and zod issue codes that no caller reads (`code: 'custom'`).
-// Known gaps, held by integration tests rather than unit tests:
-// - inference.ts: whether a step already compacted (`compacted`), and an empty summary; the
-//   loop's model_context_window_exceeded case (test/integration/compaction-too-long.test.ts).
+// Known gap, held by integration tests rather than unit tests:
+// - inference.ts `compacted`: a retried step that finds its own summary and is then refused as
+//   too long (test/integration/compaction-too-long.test.ts).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -60,7 +60,7 @@ function summaryMessage(compaction: Compaction): Message {
  */
 export function estimatedTokens(conversation: Conversation): number | undefined {
   const { messages, compaction } = conversation;
-  // Stryker disable next-line LogicalOperator: only assistant messages carry usage
+  // Stryker disable next-line LogicalOperator,ConditionalExpression: only assistant messages carry usage
   const index = messages.findLastIndex((m) => m.role === 'assistant' && m.meta.usage !== undefined);
   const counted = messages[index];
   if (!counted?.meta.usage || (compaction && counted.seq <= compaction.atSeq)) return undefined;
@@ -104,7 +104,7 @@ export function chooseCut(conversation: Conversation, policy: ContextPolicy): nu
   let rest = messages.reduce((sum, m) => sum + messageTokens(m), 0);
   const candidates: { seq: number; rest: number }[] = [];
   messages.forEach((m, i) => {
-    // Stryker disable next-line OptionalChaining: message 0 has seq 0, never above the floor, so message i - 1 exists whenever it is read
+    // Stryker disable next-line OptionalChaining,ConditionalExpression: message 0 has seq 0, never above the floor, so message i - 1 exists whenever it is read; roles alternate, so a message after a user message is the model's
     if (m.role === 'assistant' && m.seq > floor && messages[i - 1]?.role === 'user') candidates.push({ seq: m.seq, rest });
     rest -= messageTokens(m);
   });

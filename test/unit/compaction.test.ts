@@ -14,7 +14,7 @@ import {
 import { type Conversation, type StoredMessage, conversationIdOf } from '../../functions/core/conversation.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
 import { type Message, type Usage, textOf, toolResult, toolUses } from '../../functions/core/messages.js';
-import { ContextWindowExceeded, type ModelRequest, ModelUnavailable } from '../../functions/core/model.js';
+import { ContextWindowExceeded, type ModelRequest, ModelResponseEmpty, ModelUnavailable } from '../../functions/core/model.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
@@ -350,5 +350,32 @@ describe('where compaction cuts', () => {
       role: 'user',
       content: [{ type: 'text', text: 'x' }, { type: 'text', text: summaryInstruction }],
     });
+  });
+});
+
+describe('compaction that does not shorten', () => {
+  it('refuses a blank summary, so the step is retried instead of storing it', async () => {
+    const core = await smallCore('Add up a list, one number at a time.');
+    core.model.addTurn(thinkThenAdd('toolu_1', 1), thinkThenAdd('toolu_2', 2), thinkThenAdd('toolu_3', 3), say('  '));
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 10 }, core.deps)).rejects.toThrow(
+      new ModelResponseEmpty('The model returned no summary when asked to compact the conversation.'),
+    );
+    expect((await core.conversations.load(cid)).compaction).toBeUndefined();
+  });
+
+  it('stores the answer of a just-compacted conversation that the model still finds too long, compacting no more', async () => {
+    const core = await smallCore('Add up a list, one number at a time.');
+    core.model.addTurn(
+      thinkThenAdd('toolu_1', 1),
+      thinkThenAdd('toolu_2', 2),
+      thinkThenAdd('toolu_3', 3),
+      say('Summary so far.'),
+      { ...say('cut off'), stopReason: 'model_context_window_exceeded' },
+    );
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 10 }, core.deps)).rejects.toThrow(ContextWindowExceeded);
+    expect([core.model.requests.filter(isSummaryRequest).length, (await core.conversations.load(cid)).messages.at(-1)?.meta.stopReason]).toEqual([
+      1,
+      'model_context_window_exceeded',
+    ]);
   });
 });
