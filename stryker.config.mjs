@@ -13,8 +13,9 @@
 //   tolerant parser accepts (no such text is known), and `before.at(-1)?.` (split never returns []).
 // - Error message strings and zod issue codes that no caller reads (`code: 'custom'`).
 // Known gap, held by integration tests rather than unit tests:
-// - inference.ts `compacted`: a retried step that finds its own summary and is then refused as
-//   too long (test/integration/compaction-too-long.test.ts).
+// - inference.ts `compacted` (two ConditionalExpression mutants): a retried step that finds its
+//   own summary, or a step that had nothing to cut, and is then refused as too long
+//   (test/integration/compaction-too-long.test.ts).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',

@@ -20,6 +20,11 @@ describe('assembleConversation', () => {
     ]);
   });
 
+  it('has no pending results when the conversation ends with a user message', () => {
+    const opening: ConversationRecord = { kind: 'message', seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta };
+    expect(assembleConversation([opening])).toEqual({ messages: [{ seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta }], pendingResults: [] });
+  });
+
   it('has no pending results for a last turn none of whose calls has answered yet', () => {
     const records: ConversationRecord[] = [
       { kind: 'message', seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta },
