@@ -246,6 +246,7 @@ export async function decideApproval(
     decision: body.decision,
     ...(approval.reason ? { reason: approval.reason } : {}),
     decidedAt: approval.decidedAt ?? '',
+    // Stryker disable next-line LogicalOperator: the store answers the decision as recorded, decidedBy included; the fallback only satisfies the type
     decidedBy: approval.decidedBy ?? decidedBy,
   };
 }
@@ -298,7 +299,7 @@ export type DecisionView = z.infer<typeof DecisionView>;
 export function decisionsOf(approvals: Approval[]): DecisionView[] {
   return approvals
     .filter((a): a is Approval & { decision: Decision } => a.decision !== undefined)
-    .sort((a, b) => ((a.decidedAt ?? '') < (b.decidedAt ?? '') ? -1 : (a.decidedAt ?? '') > (b.decidedAt ?? '') ? 1 : 0))
+    .sort((a, b) => byTime(a.decidedAt ?? '', b.decidedAt ?? ''))
     .map((a) => ({
       toolUseId: a.toolUseId,
       name: a.name,
@@ -313,7 +314,7 @@ export function decisionsOf(approvals: Approval[]): DecisionView[] {
 export function waitingFor(approvals: Approval[]): WaitingFor[] {
   return approvals
     .filter((a) => !a.decision)
-    .sort((a, b) => (a.requestedAt < b.requestedAt ? -1 : a.requestedAt > b.requestedAt ? 1 : 0))
+    .sort((a, b) => byTime(a.requestedAt, b.requestedAt))
     .map((a) => ({
       toolUseId: a.toolUseId,
       name: a.name,
@@ -321,6 +322,13 @@ export function waitingFor(approvals: Approval[]): WaitingFor[] {
       ...(a.inputTruncated ? { inputTruncated: true } : {}),
       requestedAt: a.requestedAt,
     }));
+}
+
+/** Orders ISO timestamps oldest first, for `sort`. */
+function byTime(a: string, b: string): number {
+  if (a < b) return -1;
+  // Stryker disable next-line ConditionalExpression,EqualityOperator: V8's sort only asks whether a pair is out of order (< 0), so 1 and 0 order alike
+  return a > b ? 1 : 0;
 }
 
 function announcement(approval: Approval): ApprovalRequestedDetail {

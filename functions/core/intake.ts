@@ -223,6 +223,7 @@ export async function createRun(
     return { runId, status: existing.status, phase: existing.phase };
   }
 
+  // Stryker disable next-line ConditionalExpression: a count is never >= undefined, so the guard only saves the count
   if (deps.maxRunningRuns !== undefined && (await deps.runs.countRunning(owner)) >= deps.maxRunningRuns) {
     throw new TooManyRuns(`You have ${deps.maxRunningRuns} runs running, the most this deployment allows; wait for one to end or cancel one.`);
   }
@@ -298,8 +299,11 @@ export type IntakeOutcome = { accepted: true; runId: string } | { accepted: fals
 export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLetters: DeadLetters }): Promise<IntakeOutcome> {
   const envelope = z.object({ 'detail-type': z.literal(runRequestedDetailType), detail: z.unknown() }).safeParse(event);
   const detail = envelope.success ? runRequestedDetail(deps.allowedModels).safeParse(envelope.data.detail) : undefined;
+  // Stryker disable next-line OptionalChaining: detail is parsed whenever the envelope was
   if (!envelope.success || !detail?.success) {
+    // Stryker disable next-line OptionalChaining: detail is parsed whenever the envelope was
     const error = envelope.success ? detail?.error : envelope.error;
+    // Stryker disable next-line OptionalChaining: one of the two parses failed, so error is set
     const issues = (error?.issues ?? []).map((i) => ({
       path: (envelope.success ? ['detail', ...i.path] : i.path).join('.') || '(event)',
       message: i.message,
@@ -314,6 +318,7 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
   try {
     caller = callerFromEvent(eventOrigin(event), onBehalfOf, deps.trustedSources);
   } catch (error) {
+    // Stryker disable next-line ConditionalExpression,BooleanLiteral: callerFromEvent throws nothing but Forbidden; the rethrow guards against that changing
     if (!(error instanceof Forbidden)) throw error;
     const reason = error.message;
     await deps.deadLetters.send({ reason, issues: [{ path: 'detail.onBehalfOf', message: reason }], event });

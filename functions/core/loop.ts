@@ -51,9 +51,7 @@ export async function runAgentLoop(options: LoopOptions, deps: InferenceDeps & T
           ),
         );
         break;
-      case 'max_tokens':
-      case 'pause_turn':
-        break;
+      // max_tokens and pause_turn need nothing here: the next step continues the turn.
       case 'refusal':
         throw new ModelRefused('The model declined to continue this run.');
       case 'model_context_window_exceeded':

@@ -1,12 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import {
+  type Approval,
+  ApprovalAlreadyDecided,
   ApprovalDecided,
+  ApprovalNotFound,
   approvalInputChars,
   awaitDecision,
   decideApproval,
   decisionsOf,
+  denialMessage,
   requestApproval,
+  settleApproval,
+  waitingFor,
 } from '../../functions/core/approvals.js';
+import { StepStateInvalid } from '../../functions/core/errors.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
@@ -169,8 +176,140 @@ describe('the tool step of a gated call', () => {
     expect(workspaces.get('run-1')?.files.has('a.md')).toBe(true);
   });
 
+  it('records a timed-out denial at the time of the step’s clock', async () => {
+    const { deps, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    await toolStep({ ...call, needsApproval: true }, { ...deps, clock: () => new Date('2026-01-01T00:10:00.000Z') });
+    expect((await approvals.get('run-1', 'toolu_w'))?.decidedAt).toBe('2026-01-01T00:10:00.000Z');
+  });
+
   it('refuses a gated call for which no approval was requested', async () => {
     const { deps } = await gatedCore();
     await expect(toolStep({ ...call, needsApproval: true }, deps)).rejects.toThrow('needs approval, but none was requested');
+  });
+});
+
+describe('requestApproval of a call that needs no wait', () => {
+  it('opens nothing for a call that already has its result', async () => {
+    const { deps, approvals } = await gatedCore();
+    await deps.conversations.putResult('run/run-1/single', 1, 0, { type: 'tool_result', tool_use_id: 'toolu_w', content: 'done' });
+    expect(await requestApproval({ step: 'request', ...call }, deps)).toEqual({ decided: true });
+    expect(await approvals.list('run-1')).toEqual([]);
+  });
+
+  it('refuses a tool call id that an approval of another turn holds', async () => {
+    const { deps, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    const standing = approvals.approvals.get('run-1/toolu_w') as Approval;
+    approvals.approvals.set('run-1/toolu_w', { ...standing, seq: 7 });
+    await expect(requestApproval({ step: 'request', ...call }, deps)).rejects.toThrow(
+      new StepStateInvalid('Tool call id toolu_w appears twice in run run-1; approvals are kept by tool call id.'),
+    );
+    approvals.approvals.set('run-1/toolu_w', { ...standing, conversationId: 'session/s1' });
+    await expect(requestApproval({ step: 'request', ...call }, deps)).rejects.toBeInstanceOf(StepStateInvalid);
+  });
+
+  it('shows an input exactly at the limit whole', async () => {
+    const content = 'x'.repeat(approvalInputChars - JSON.stringify({ path: 'a.md', content: '' }).length);
+    const { deps } = await gatedCore(use(['toolu_w', 'write_file', { path: 'a.md', content }]));
+    expect(await requestApproval({ step: 'request', ...call }, deps)).toEqual({
+      decided: false,
+      detail: { runId: 'run-1', toolUseId: 'toolu_w', agent: 'single', name: 'write_file', input: { path: 'a.md', content }, requestedAt: '2026-01-01T00:00:00.000Z' },
+    });
+  });
+});
+
+describe('awaitDecision of a call without a request', () => {
+  it('waits on a requested call, and refuses one that was never requested', async () => {
+    const { deps } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    expect(await awaitDecision({ step: 'await', ...call, token: 'token-1' }, deps)).toEqual({ toolUseId: 'toolu_w', waiting: true });
+    await expect(awaitDecision({ step: 'await', ...call, toolUseId: 'toolu_x', token: 'token-1' }, deps)).rejects.toThrow(
+      new StepStateInvalid('Run run-1 has no approval request for toolu_x.'),
+    );
+  });
+});
+
+describe('decideApproval when the record changes under it', () => {
+  it('refuses a request that vanished, and a decision that another reviewer recorded first', async () => {
+    const { deps, run, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    const decide = approvals.decide.bind(approvals);
+    approvals.decide = async () => ({ recorded: false, approval: undefined });
+    await expect(decideApproval(run, 'toolu_w', { decision: 'approve' }, 'iss#alice', deps)).rejects.toThrow(
+      new ApprovalNotFound('Run run-1 has no approval request for tool call toolu_w.'),
+    );
+    approvals.decide = async (runId, toolUseId) => {
+      await decide(runId, toolUseId, { decision: 'deny', reason: 'not now', decidedAt: '2026-01-01T00:00:01.000Z', decidedBy: 'iss#bob' });
+      return decide(runId, toolUseId, { decision: 'approve', decidedAt: '2026-01-01T00:00:02.000Z', decidedBy: 'iss#alice' });
+    };
+    await expect(decideApproval(run, 'toolu_w', { decision: 'approve' }, 'iss#alice', deps)).rejects.toThrow(
+      new ApprovalAlreadyDecided('Tool call toolu_w of run run-1 was already decided: deny (not now) at 2026-01-01T00:00:01.000Z.'),
+    );
+  });
+});
+
+describe('settleApproval', () => {
+  it('keeps a recorded decision, and denies an undecided call as timed out', async () => {
+    const { deps } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    const timedOut = await settleApproval('run-1', 'toolu_w', deps);
+    expect(timedOut).toEqual({
+      runId: 'run-1', toolUseId: 'toolu_w', agent: 'single', conversationId: 'run/run-1/single', seq: 1, name: 'write_file', input,
+      requestedAt: '2026-01-01T00:00:00.000Z', decision: 'deny', reason: 'timeout', decidedAt: '2026-01-01T00:00:00.000Z', decidedBy: 'timeout',
+    });
+    expect(await settleApproval('run-1', 'toolu_w', { ...deps, clock: () => new Date('2026-01-02T00:00:00.000Z') })).toEqual(timedOut);
+  });
+
+  it('refuses a call whose record cannot be settled', async () => {
+    const { deps, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    approvals.decide = async () => ({ recorded: false, approval: undefined });
+    await expect(settleApproval('run-1', 'toolu_w', deps)).rejects.toThrow(
+      new StepStateInvalid('The approval of toolu_w in run run-1 could not be settled.'),
+    );
+  });
+});
+
+describe('denialMessage', () => {
+  it('tells the model why the call was denied: timeout, the reviewer’s reason, or no reason', () => {
+    const tail = '\nThe call was not run. Do not repeat it unchanged; choose another way or explain what you need.';
+    expect([
+      denialMessage({ decidedBy: 'timeout', reason: 'timeout' }),
+      denialMessage({ decidedBy: 'iss#alice', reason: 'wrong folder' }),
+      denialMessage({ decidedBy: 'iss#alice' }),
+    ]).toEqual([
+      `A reviewer denied this tool call: timeout (no reviewer decided in time).${tail}`,
+      `A reviewer denied this tool call: wrong folder${tail}`,
+      `A reviewer denied this tool call.${tail}`,
+    ]);
+  });
+});
+
+describe('decisionsOf and waitingFor', () => {
+  const base = { runId: 'run-1', agent: 'single' as const, conversationId: 'c', seq: 1, name: 'write_file', input: {} };
+  const approvals: Approval[] = [
+    { ...base, toolUseId: 'b', requestedAt: '2026-01-01T00:00:02.000Z', decision: 'approve', decidedAt: '2026-01-01T00:01:00.000Z', decidedBy: 'iss#alice' },
+    { ...base, toolUseId: 'w2', requestedAt: '2026-01-01T00:00:05.000Z', input: '{"path":…', inputTruncated: true },
+    { ...base, toolUseId: 'a', requestedAt: '2026-01-01T00:00:03.000Z', decision: 'deny', reason: 'no', decidedAt: '2026-01-01T00:00:30.000Z' },
+    { ...base, toolUseId: 'w1', requestedAt: '2026-01-01T00:00:04.000Z' },
+    { ...base, toolUseId: 'c', requestedAt: '2026-01-01T00:00:01.000Z', decision: 'deny', decidedAt: '2026-01-01T00:01:00.000Z', decidedBy: 'timeout' },
+    { ...base, toolUseId: 'w0', requestedAt: '2026-01-01T00:00:04.000Z' },
+  ];
+
+  it('lists the decided calls in the order they were decided, naming a reviewer for records made before reviewers were named', () => {
+    expect(decisionsOf(approvals)).toEqual([
+      { toolUseId: 'a', name: 'write_file', decision: 'deny', reason: 'no', decidedAt: '2026-01-01T00:00:30.000Z', decidedBy: 'reviewer' },
+      { toolUseId: 'b', name: 'write_file', decision: 'approve', decidedAt: '2026-01-01T00:01:00.000Z', decidedBy: 'iss#alice' },
+      { toolUseId: 'c', name: 'write_file', decision: 'deny', decidedAt: '2026-01-01T00:01:00.000Z', decidedBy: 'timeout' },
+    ]);
+  });
+
+  it('lists the undecided calls oldest first, keeping the order of calls requested at the same moment', () => {
+    expect(waitingFor(approvals)).toEqual([
+      { toolUseId: 'w1', name: 'write_file', input: {}, requestedAt: '2026-01-01T00:00:04.000Z' },
+      { toolUseId: 'w0', name: 'write_file', input: {}, requestedAt: '2026-01-01T00:00:04.000Z' },
+      { toolUseId: 'w2', name: 'write_file', input: '{"path":…', inputTruncated: true, requestedAt: '2026-01-01T00:00:05.000Z' },
+    ]);
   });
 });

@@ -118,3 +118,51 @@ describe('globMatches', () => {
     expect(globMatches('user/*', 'other/user/x')).toBe(false);
   });
 });
+
+describe('callers, further', () => {
+  it('take only string claims as the issuer, subject and tenant, and say which claim is wrong', () => {
+    expect(() => callerFromClaims({ iss: 1, sub: 's' })).toThrow(new Unauthenticated('The token names no issuer (iss) or subject (sub).'));
+    expect(() => callerFromClaims({ iss: 'i', sub: 2 })).toThrow(Unauthenticated);
+    expect(() => callerFromClaims({ iss: 'i', sub: 's', org: '' }, { tenantClaim: 'org' })).toThrow(
+      new Unauthenticated("The token's org claim is not a tenant name."),
+    );
+  });
+
+  it('read scopes from a string with extra spaces or a list with other values, and none from anything else', () => {
+    expect([
+      callerFromClaims({ iss: 'i', sub: 's', scope: ' stepwise/approve  stepwise/admin ' }).scopes,
+      callerFromClaims({ iss: 'i', sub: 's', scp: [7, 'stepwise/approve', null] }).scopes,
+      callerFromClaims({ iss: 'i', sub: 's', scope: 42 }).scopes,
+    ]).toEqual([['approve', 'admin'], ['approve'], []]);
+  });
+
+  it('give an IAM caller any role one of its patterns matches, and none without patterns', () => {
+    const settings = { reviewerArns: ['arn:other', 'arn:aws:iam::1:user/*'], adminArns: ['arn:other', 'arn:aws:iam::1:user/root'] };
+    expect([callerFromIam('arn:aws:iam::1:user/root', settings).scopes, callerFromIam('arn:aws:iam::1:user/root').scopes]).toEqual([
+      ['approve', 'admin'],
+      [],
+    ]);
+  });
+
+  it('refuse an untrusted source by name, and trust none by default', () => {
+    expect(() => callerFromEvent({ account: '1', source: 'app.x' }, { principal: 'iss#a' })).toThrow(
+      new Forbidden('Source app.x is not trusted to start runs on behalf of another caller.'),
+    );
+  });
+
+  it('let only an admin without a tenant see a run made before runs had owners, and only an admin or the owner cancel', () => {
+    const reviewer: Caller = { principal: 'iss#rita', scopes: ['approve'] };
+    const admin: Caller = { principal: 'iss#root', scopes: ['admin'] };
+    const alice: Owner = { principal: 'iss#alice' };
+    expect([
+      accessTo(reviewer, undefined, 'read'),
+      accessTo(admin, undefined, 'read'),
+      accessTo(reviewer, alice, 'cancel'),
+      accessTo(admin, alice, 'cancel'),
+    ]).toEqual(['hidden', 'allowed', 'forbidden', 'allowed']);
+  });
+
+  it('match a glob with ? as exactly one character and $ literally', () => {
+    expect([globMatches('user/?', 'user/a'), globMatches('a$b', 'a$b'), globMatches('a*', 'a\nb')]).toEqual([true, true, true]);
+  });
+});

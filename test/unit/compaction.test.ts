@@ -4,13 +4,17 @@ import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import {
   type ContextPolicy,
   chooseCut,
+  estimatedTokens,
   modelMessages,
+  needsCompaction,
+  refusedPolicy,
   summaryInstruction,
+  summaryRequestMessages,
 } from '../../functions/core/compaction.js';
 import { type Conversation, type StoredMessage, conversationIdOf } from '../../functions/core/conversation.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
 import { type Message, type Usage, textOf, toolResult, toolUses } from '../../functions/core/messages.js';
-import { ContextWindowExceeded, type ModelRequest, ModelUnavailable } from '../../functions/core/model.js';
+import { ContextWindowExceeded, type ModelRequest, ModelResponseEmpty, ModelUnavailable } from '../../functions/core/model.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';
@@ -265,5 +269,113 @@ describe('chooseCut', () => {
     // Each turn is about 125 + 15 tokens; 300 tokens keep the last two turns (from message 13).
     const cut = chooseCut(conversation, small);
     expect(cut).toBe(13);
+  });
+});
+
+describe('the size of a conversation', () => {
+  const meta = { runId: 'r', iteration: 0 };
+  const usage = { inputTokens: 100, outputTokens: 10, cacheReadInputTokens: 1_000, cacheCreationInputTokens: 10_000 };
+  const messages: StoredMessage[] = [
+    { seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta },
+    { seq: 1, role: 'assistant', content: [{ type: 'text', text: 'ok' }], meta: { ...meta, usage } },
+    { seq: 2, role: 'user', content: [{ type: 'text', text: 'x'.repeat(30) }], meta },
+  ];
+  const compaction = (atSeq: number) => ({ fromSeq: 1, atSeq, summary: 's', runId: 'r', iteration: 0, usage, model: 'm' });
+
+  it('is the last count the model made plus a rough count of what came after, unknown until the model counts a compacted conversation', () => {
+    // The user message after the count is 58 characters of JSON: 15 tokens.
+    expect([
+      estimatedTokens({ messages, pendingResults: [] }),
+      estimatedTokens({ messages, pendingResults: [], compaction: compaction(0) }),
+      estimatedTokens({ messages, pendingResults: [], compaction: compaction(1) }),
+      estimatedTokens({ messages: messages.slice(0, 1), pendingResults: [] }),
+    ]).toEqual([11_125, 11_125, undefined, undefined]);
+  });
+
+  it('needs compacting past the share of the window or without room for an answer, and never while unknown', () => {
+    const conversation = { messages, pendingResults: [] };
+    const policy = (windowTokens: number) => ({ windowTokens, compactAt: 0.5, keepShare: 0.25 });
+    expect([
+      needsCompaction(conversation, policy(22_250)),
+      needsCompaction(conversation, policy(22_249)),
+      needsCompaction(conversation, policy(100_000), 88_875),
+      needsCompaction(conversation, policy(100_000), 88_876),
+      needsCompaction({ messages: messages.slice(0, 1), pendingResults: [] }, policy(1)),
+    ]).toEqual([false, true, false, true, false]);
+  });
+
+  it('is cut by the window a refusal names, else by the conversation’s own rough size, never by more than the configured window', () => {
+    const conversation = { messages, pendingResults: [] };
+    const policy = { windowTokens: 1_000, compactAt: 0.8, keepShare: 0.25 };
+    // The three messages are 8 + 8 + 15 tokens by the rough count.
+    expect([
+      refusedPolicy(conversation, policy, 500),
+      refusedPolicy(conversation, policy, 5_000),
+      refusedPolicy(conversation, policy),
+      refusedPolicy({ messages: [], pendingResults: [] }, policy),
+    ]).toEqual([
+      { ...policy, windowTokens: 500 },
+      policy,
+      { ...policy, windowTokens: 31 },
+      { ...policy, windowTokens: 1 },
+    ]);
+  });
+});
+
+describe('where compaction cuts', () => {
+  const meta = { runId: 'r', iteration: 0 };
+  const text = (seq: number, role: 'user' | 'assistant', chars: number): StoredMessage => ({ seq, role, content: [{ type: 'text', text: 'x'.repeat(chars) }], meta });
+
+  it('keeps the turns that fit the kept share exactly, and cuts nothing when no assistant message follows a user one', () => {
+    // A 20-character text is 48 characters of JSON: 12 tokens; from message 1 on the conversation is 48 tokens.
+    const messages = [text(0, 'user', 20), text(1, 'assistant', 20), text(2, 'user', 20), text(3, 'assistant', 20), text(4, 'user', 20)];
+    const policy = (windowTokens: number) => ({ windowTokens, compactAt: 0.8, keepShare: 1 });
+    expect([
+      chooseCut({ messages, pendingResults: [] }, policy(48)),
+      chooseCut({ messages, pendingResults: [] }, policy(47)),
+      chooseCut({ messages: [text(0, 'assistant', 1), text(1, 'assistant', 1)], pendingResults: [] }, policy(1)),
+      chooseCut({ messages: [text(0, 'user', 1)], pendingResults: [] }, policy(1)),
+    ]).toEqual([1, 3, undefined, undefined]);
+  });
+
+  it('asks for the summary after the last message before the cut, as a user message of its own when that one is the model’s', () => {
+    const messages = [text(0, 'user', 1), text(1, 'assistant', 1), text(2, 'user', 1)];
+    expect(summaryRequestMessages({ messages, pendingResults: [] }, 2)).toEqual([
+      { role: 'user', content: [{ type: 'text', text: 'x' }] },
+      { role: 'assistant', content: [{ type: 'text', text: 'x' }] },
+      { role: 'user', content: [{ type: 'text', text: summaryInstruction }] },
+    ]);
+    expect(summaryRequestMessages({ messages, pendingResults: [] }, 0)).toEqual([{ role: 'user', content: [{ type: 'text', text: summaryInstruction }] }]);
+    expect(summaryRequestMessages({ messages, pendingResults: [] }, 3).at(-1)).toEqual({
+      role: 'user',
+      content: [{ type: 'text', text: 'x' }, { type: 'text', text: summaryInstruction }],
+    });
+  });
+});
+
+describe('compaction that does not shorten', () => {
+  it('refuses a blank summary, so the step is retried instead of storing it', async () => {
+    const core = await smallCore('Add up a list, one number at a time.');
+    core.model.addTurn(thinkThenAdd('toolu_1', 1), thinkThenAdd('toolu_2', 2), thinkThenAdd('toolu_3', 3), say('  '));
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 10 }, core.deps)).rejects.toThrow(
+      new ModelResponseEmpty('The model returned no summary when asked to compact the conversation.'),
+    );
+    expect((await core.conversations.load(cid)).compaction).toBeUndefined();
+  });
+
+  it('stores the answer of a just-compacted conversation that the model still finds too long, compacting no more', async () => {
+    const core = await smallCore('Add up a list, one number at a time.');
+    core.model.addTurn(
+      thinkThenAdd('toolu_1', 1),
+      thinkThenAdd('toolu_2', 2),
+      thinkThenAdd('toolu_3', 3),
+      say('Summary so far.'),
+      { ...say('cut off'), stopReason: 'model_context_window_exceeded' },
+    );
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 10 }, core.deps)).rejects.toThrow(ContextWindowExceeded);
+    expect([core.model.requests.filter(isSummaryRequest).length, (await core.conversations.load(cid)).messages.at(-1)?.meta.stopReason]).toEqual([
+      1,
+      'model_context_window_exceeded',
+    ]);
   });
 });

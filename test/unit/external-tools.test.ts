@@ -14,8 +14,11 @@ import {
   type ToolCatalogStore,
   type ToolSource,
   externalToolsConfig,
+  lambdaCatalogEntries,
+  listedLambdaTools,
   mcpToolName,
   toolNamePattern,
+  unavailableNote,
 } from '../../functions/core/tools/external.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { newRun } from '../support/memory.js';
@@ -112,6 +115,9 @@ describe('external tools config', () => {
     ['a server URL that is not http(s)', { mcpServers: [{ name: 'a', url: 'file:///etc/passwd' }] }, 'mcpServers.0.url', ''],
     ['a server reached over plain http across a network', { mcpServers: [{ name: 'a', url: 'http://mcp.example.com/mcp' }] }, 'mcpServers.0.url', 'https'],
     ['a server URL with credentials in it', { mcpServers: [{ name: 'a', url: 'https://me:secret@mcp.example.com/mcp' }] }, 'mcpServers.0.url', 'credentials'],
+    ['a server URL with a user name in it', { mcpServers: [{ name: 'a', url: 'https://me@mcp.example.com/mcp' }] }, 'mcpServers.0.url', 'credentials'],
+    ['plain http to a host named like localhost', { mcpServers: [{ name: 'a', url: 'http://localhost.example.com/mcp' }] }, 'mcpServers.0.url', 'https'],
+    ['plain http that only mentions localhost', { mcpServers: [{ name: 'a', url: 'http://mcp.example.com/?to=http://localhost' }] }, 'mcpServers.0.url', 'https'],
   ])('refuses %s', (_name, input, path, message) => {
     const parsed = config.safeParse(input);
     expect(parsed.success).toBe(false);
@@ -119,7 +125,7 @@ describe('external tools config', () => {
     expect(issue?.message).toContain(message);
   });
 
-  it.each(['http://127.0.0.1:8788/mcp', 'http://localhost/mcp', 'http://[::1]:9000/mcp', 'https://mcp.example.com/mcp'])('accepts the server URL %s', (url) => {
+  it.each(['http://127.0.0.1:8788/mcp', 'http://127.10.200.30/mcp', 'http://localhost', 'http://localhost/mcp', 'http://[::1]:9000/mcp', 'https://mcp.example.com/mcp'])('accepts the server URL %s', (url) => {
     expect(config.safeParse({ mcpServers: [{ name: 'docs', url }] }).success).toBe(true);
   });
 });
@@ -244,5 +250,117 @@ describe('external tools in the steps', () => {
 
     expect(await toolStep({ runId: 'run-1', agent: 'single', seq: step.seq, toolUseId: 'toolu_1' }, c.deps)).toEqual({ toolUseId: 'toolu_1', isError: true });
     expect(docs.calls).toEqual([]);
+  });
+});
+
+describe('a run\'s catalog, further', () => {
+  it('keeps the first of two tools listed under one name, and says so', async () => {
+    const external = new ExternalTools(
+      [new FakeSource('mcp:a', [tool('x__search', 'mcp:a')]), new FakeSource('mcp:b', [tool('x__search', 'mcp:b')])],
+      new MemoryCatalogStore(),
+      { clock: fixedClock },
+    );
+    expect(await external.forRun('run-1')).toEqual({
+      tools: [tool('x__search', 'mcp:a')],
+      unavailable: [{ source: 'mcp:b', reason: 'tool x__search is listed twice; the first one is kept', agents: [] }],
+      listedAt: '2026-01-01T00:00:00.000Z',
+    });
+  });
+
+  it('logs a source that is down', async () => {
+    const logged: [string, Record<string, unknown>][] = [];
+    const external = new ExternalTools([new FakeSource('mcp:down', [])], new MemoryCatalogStore(), { clock: fixedClock, log: (m, d) => void logged.push([m, d]) });
+    await external.forRun('run-1');
+    expect(logged).toEqual([['External tool source unavailable; its tools are left out of the run', { source: 'mcp:down', reason: 'connect ECONNREFUSED 127.0.0.1:9' }]]);
+  });
+
+  it('reads a stored catalog once per function, and keeps the 200 newest runs', async () => {
+    const store = new MemoryCatalogStore();
+    let reads = 0;
+    const counting: ToolCatalogStore = { getCatalog: (runId) => (reads++, store.getCatalog(runId)), putCatalog: (runId, c) => store.putCatalog(runId, c) };
+    const external = new ExternalTools([new FakeSource('mcp:docs', [tool('docs__search')])], counting, { clock: fixedClock });
+    for (let i = 0; i <= 200; i++) await external.forRun(`run-${i}`);
+    reads = 0;
+    await external.stored('run-200');
+    await external.stored('run-1');
+    await external.stored('run-0');
+    expect(reads).toBe(1);
+  });
+
+  it('answers a call of a tool whose source this deployment no longer has as refused, not run', async () => {
+    const external = new ExternalTools([], new MemoryCatalogStore());
+    expect(await external.call(tool('gone__x', 'mcp:gone'), {}, { runId: 'run-1', toolUseId: 't' })).toEqual({
+      content: 'gone__x is not available in this deployment any more.',
+      isError: true,
+      ran: false,
+    });
+  });
+
+  it('leaves a refused external call out of the actions the run took', async () => {
+    const c = await memoryCore('Search.');
+    const store = new MemoryCatalogStore();
+    await new ExternalTools([new FakeSource('mcp:docs', [tool('docs__search')])], store).forRun('run-1');
+    // The server was removed from the deployment after the run began.
+    const deps = { ...c.deps, externalTools: new ExternalTools([], store) };
+    c.model.addTurn(use(['toolu_1', 'docs__search', {}]), say('It is gone.'));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: step.seq, toolUseId: 'toolu_1' }, deps);
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, deps);
+    expect(c.runs.runs.get('run-1')?.result).toEqual({ response: 'It is gone.', actionsTaken: [] });
+  });
+
+  it('lists an external call that ran among the actions the run took', async () => {
+    const c = await memoryCore('Search.');
+    const deps = { ...c.deps, externalTools: new ExternalTools([new FakeSource('mcp:docs', [tool('docs__search')])], new MemoryCatalogStore()) };
+    c.model.addTurn(use(['toolu_1', 'docs__search', { q: 'x' }]), say('Found it.'));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: step.seq, toolUseId: 'toolu_1' }, deps);
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, deps);
+    expect(c.runs.runs.get('run-1')?.result).toEqual({ response: 'Found it.', actionsTaken: ['docs__search {"q":"x"}'] });
+  });
+});
+
+describe('Lambda tools', () => {
+  const configs = [
+    { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' as const }, functionName: 'wc' },
+    { name: 'plan_check', description: 'Checks a plan.', inputSchema: { type: 'object' as const }, functionName: 'pc', agents: ['architect' as const] },
+  ];
+
+  it('are catalog entries served by lambda, for the acting agents unless their config names others', () => {
+    expect(lambdaCatalogEntries(configs)).toEqual([
+      { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, source: 'lambda', target: 'wc', agents: ['single', 'coder'] },
+      { name: 'plan_check', description: 'Checks a plan.', inputSchema: { type: 'object' }, source: 'lambda', target: 'pc', agents: ['architect'] },
+    ]);
+  });
+
+  it('are listed, not called, where only the catalog is needed', async () => {
+    const source = listedLambdaTools(configs);
+    expect({ id: source.id, agents: source.agents, tools: await source.list() }).toEqual({
+      id: 'lambda',
+      agents: ['single', 'coder', 'architect'],
+      tools: lambdaCatalogEntries(configs),
+    });
+    await expect(source.call(lambdaCatalogEntries(configs)[0] as ExternalTool, {}, { runId: 'r', toolUseId: 't' })).rejects.toThrow(
+      'This function lists Lambda tools but does not call them.',
+    );
+  });
+});
+
+describe('unavailableNote', () => {
+  it('names each source that was down for the agent once, and says nothing when none was', () => {
+    const catalog: ToolCatalog = {
+      tools: [],
+      unavailable: [
+        { source: 'mcp:a', reason: 'down', agents: ['single'] },
+        { source: 'mcp:b', reason: 'down', agents: ['single', 'coder'] },
+        { source: 'mcp:a', reason: 'tool listed twice', agents: ['single'] },
+      ],
+      listedAt: '2026-01-01T00:00:00.000Z',
+    };
+    expect([unavailableNote(catalog, 'single'), unavailableNote(catalog, 'architect'), unavailableNote(undefined, 'single')]).toEqual([
+      '\n\nSome external tools could not be listed when this run began and are not offered: mcp:a, mcp:b.',
+      '',
+      '',
+    ]);
   });
 });

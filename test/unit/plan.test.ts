@@ -53,6 +53,13 @@ describe('Plan', () => {
     });
   });
 
+  it('names a comment or a trailing comma as the JSON error it is', () => {
+    expect([parsePlan('{"goal": "x" // c\n}'), parsePlan('{"goal": "x",}')]).toEqual([
+      { ok: false, errors: ['invalid JSON at line 1, column 14 (offset 13): InvalidCommentToken'] },
+      { ok: false, errors: ['invalid JSON at line 1, column 14 (offset 13): PropertyNameExpected'] },
+    ]);
+  });
+
   it('refuses fields it does not know', () => {
     expect(parsePlan(JSON.stringify({ goal: 'g', steps: [{ description: 'd', action: 'a' }], extra: 1 }))).toEqual({
       ok: false,

@@ -326,3 +326,61 @@ describe('capResult', () => {
     expect(capResult(toolResult('t', 'abc'), 3)).toEqual(toolResult('t', 'abc'));
   });
 });
+
+describe('toolStep, further', () => {
+  it('answers a retried step with the stored error result, without running the tool again', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_1', 'calculator', { operation: 'divide', a: 1, b: 0 }]));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    const call = { runId: 'run-1', agent: 'single' as const, seq: 1, toolUseId: 'toolu_1' };
+    expect([await toolStep(call, core.deps), await toolStep(call, core.deps)]).toEqual([
+      { toolUseId: 'toolu_1', isError: true },
+      { toolUseId: 'toolu_1', isError: true },
+    ]);
+  });
+
+  it('refuses a gated call where no approval store is wired', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_1', 'calculator', { operation: 'add', a: 1, b: 1 }]));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    await expect(toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1', needsApproval: true }, core.deps)).rejects.toThrow(
+      'Tool call toolu_1 needs approval, but this tool step has no approval store.',
+    );
+  });
+
+  it('shows the model a long output cut, and keeps the whole of it beside the result', async () => {
+    const core = await memoryCore();
+    const deps = { ...core.deps, maxResultChars: 5 };
+    await deps.workspaceFor('run-1').write('a.txt', new TextEncoder().encode('0123456789'));
+    core.model.addTurn(use(['toolu_1', 'read_file', { path: 'a.txt' }]));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_1' }, deps);
+    expect({
+      shown: (await core.conversations.loadTurn(cid, 1))?.results[0]?.content,
+      kept: [...core.conversations.fullOutputs.values()],
+    }).toEqual({
+      shown: '01234\n\n[Output truncated: showing the first 5 of 10 characters; the full output is stored with the run.]',
+      kept: ['0123456789'],
+    });
+  });
+});
+
+describe('runAgentLoop, further', () => {
+  it('ends at a stop sequence with the final text, and goes on after a turn cut off by max_tokens', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...say('2 +'), stopReason: 'max_tokens' }, { ...say('2 + 3 = 5'), stopReason: 'stop_sequence' });
+    expect(await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 5 }, core.deps)).toEqual({
+      response: '2 + 3 = 5',
+      iterations: 2,
+      stopReason: 'stop_sequence',
+    });
+  });
+
+  it('says the model declined when it refuses', async () => {
+    const core = await memoryCore();
+    core.model.addTurn({ ...say('No.'), stopReason: 'refusal' });
+    await expect(runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 3 }, core.deps)).rejects.toThrow(
+      new ModelRefused('The model declined to continue this run.'),
+    );
+  });
+});

@@ -218,3 +218,67 @@ describe('finish_plan', () => {
     expect(inputJsonSchema(finishPlan)).toMatchObject({ properties: { steps: { maxItems: 100 } } });
   });
 });
+
+describe('file tools at their limits', () => {
+  const limited = (workspace: MemoryWorkspace, maxFileBytes: number, maxListEntries = 1000) => ({ ...ctx(workspace), limits: { maxFileBytes, maxListEntries } });
+
+  it('read_file shows a file of exactly the size limit and refuses a larger one', async () => {
+    const workspace = new MemoryWorkspace();
+    await workspace.write('a.txt', new TextEncoder().encode('x'.repeat(100)));
+    expect([
+      await registry.execute(call('read_file', { path: 'a.txt' }), limited(workspace, 100)),
+      await registry.execute(call('read_file', { path: 'a.txt' }), limited(workspace, 99)),
+    ]).toEqual([
+      toolResult('toolu_1', 'x'.repeat(100)),
+      toolResult('toolu_1', 'read_file failed: "a.txt" is 100 bytes, over the 99-byte limit.', true),
+    ]);
+  });
+
+  it('write_file writes content of exactly the size limit', async () => {
+    const workspace = new MemoryWorkspace();
+    expect(await registry.execute(call('write_file', { path: 'a.txt', content: 'x'.repeat(100) }), limited(workspace, 100))).toEqual(
+      toolResult('toolu_1', 'Wrote 100 bytes to a.txt.'),
+    );
+  });
+
+  it('list_files says when there is nothing to list, and when it lists only the first files', async () => {
+    const workspace = new MemoryWorkspace();
+    const empty = [
+      await registry.execute(call('list_files', {}), ctx(workspace)),
+      await registry.execute(call('list_files', { path: 'src' }), ctx(workspace)),
+    ];
+    await workspace.write('a.txt', new Uint8Array(1));
+    await workspace.write('b.txt', new Uint8Array(2));
+    expect([...empty, await registry.execute(call('list_files', {}), limited(workspace, 100, 1))]).toEqual([
+      toolResult('toolu_1', 'The workspace is empty.'),
+      toolResult('toolu_1', 'No files under "src".'),
+      toolResult('toolu_1', 'a.txt (1 bytes)\n… more files not shown (limit 1); list a subfolder.'),
+    ]);
+  });
+
+  it('edit_file refuses an empty old_string', async () => {
+    const workspace = new MemoryWorkspace();
+    await workspace.write('a.txt', new TextEncoder().encode('abc'));
+    expect(await registry.execute(call('edit_file', { path: 'a.txt', old_string: '', new_string: 'x' }), ctx(workspace))).toEqual(
+      toolResult('toolu_1', 'edit_file failed: old_string is empty; give the exact text to replace.', true),
+    );
+  });
+});
+
+describe('ToolRegistry', () => {
+  it('refuses to register two tools of one name', () => {
+    expect(() => new ToolRegistry([calculator, calculator])).toThrow(new Error('Tool "calculator" is registered twice.'));
+  });
+
+  it('says when an agent has no tools at all, and names a field of the input that is wrong', async () => {
+    expect([
+      await new ToolRegistry([]).execute(call('calculator', {}), ctx()),
+      await registry.execute(call('calculator', { operation: 'add', a: 1 }), ctx()),
+      await registry.execute(call('calculator', 'add'), ctx()),
+    ]).toEqual([
+      toolResult('toolu_1', 'Unknown tool "calculator". Available tools: none.', true),
+      toolResult('toolu_1', 'Invalid input for calculator: b: Invalid input: expected number, received undefined', true),
+      toolResult('toolu_1', 'Invalid input for calculator: (input): Invalid input: expected object, received string', true),
+    ]);
+  });
+});

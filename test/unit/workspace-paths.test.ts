@@ -56,3 +56,15 @@ describe('checkPath', () => {
     );
   });
 });
+
+describe('checkPath at its limits', () => {
+  it('accepts a path of exactly 1,024 bytes, counting UTF-8 bytes, and a colon that is not a drive', () => {
+    const path = `${'ü'.repeat(500)}${'x'.repeat(24)}`;
+    expect([checkPath(path), checkPath('notes/a:b.md'), checkPath('', { allowRoot: true })]).toEqual([path, 'notes/a:b.md', '']);
+    expect(() => checkPath(`${path}x`)).toThrow(new PathRejected('The path is longer than 1024 bytes; use a shorter path.'));
+  });
+
+  it('refuses a path that is not a string', () => {
+    expect(() => checkPath(42 as unknown as string)).toThrow(new PathRejected('The path must be a string.'));
+  });
+});
