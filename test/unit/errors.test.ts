@@ -28,6 +28,7 @@ describe('the error family', () => {
       { name: 'ApprovalDecided', transient: false },
       { name: 'ApprovalNotFound', transient: false },
       { name: 'ContextWindowExceeded', transient: false },
+      { name: 'FileTooLarge', transient: false },
       { name: 'Forbidden', transient: false },
       { name: 'IdempotencyConflict', transient: false },
       { name: 'InvalidCursor', transient: false },
@@ -52,7 +53,9 @@ describe('the error family', () => {
       { name: 'ToolUnavailable', transient: true },
       { name: 'Unauthenticated', transient: false },
       { name: 'WorkspaceFailed', transient: false },
+      { name: 'WorkspaceRefused', transient: false },
       { name: 'WorkspaceUnavailable', transient: true },
+      { name: 'WriteConflict', transient: false },
     ]);
   });
 
