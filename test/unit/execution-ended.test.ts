@@ -1,6 +1,6 @@
 /** Runs whose orchestrator execution ended outside its states are marked, once, and free their session. */
 import { describe, expect, it } from 'vitest';
-import { type EndedStatus, markEndedRun } from '../../functions/core/execution-ended.js';
+import { type EndedStatus, executionEndedPattern, markEndedRun } from '../../functions/core/execution-ended.js';
 import { createRun } from '../../functions/core/intake.js';
 import { MemorySessions, RecordingStarter } from '../support/api.js';
 import { MemoryRunStore } from '../support/memory.js';
@@ -96,5 +96,84 @@ describe('markEndedRun', () => {
     const { runs, deps } = await runningRun();
     expect(await markEndedRun(statusChange('run-1', 'TIMED_OUT', { input: null }), deps)).toMatchObject({ marked: true, runId: 'run-1' });
     expect(await runs.get('run-1')).toMatchObject({ status: 'failed', error: { code: 'ExecutionTimedOut' } });
+  });
+});
+
+describe('executionEndedPattern', () => {
+  it('matches the ABORTED, TIMED_OUT and FAILED status changes of the orchestrator only', () => {
+    expect(executionEndedPattern(orchestratorArn)).toEqual({
+      source: ['aws.states'],
+      detailType: ['Step Functions Execution Status Change'],
+      detail: { stateMachineArn: [orchestratorArn], status: ['ABORTED', 'TIMED_OUT', 'FAILED'] },
+    });
+  });
+});
+
+describe('markEndedRun reasons', () => {
+  it('says why it left each event alone', async () => {
+    const { deps } = await runningRun();
+    expect([
+      await markEndedRun(statusChange('run-1-cancelled', 'FAILED', { input: JSON.stringify({ runId: 'run-1', announce: 'cancelled' }) }), deps),
+      await markEndedRun(statusChange('run-1', 'ABORTED', { stateMachineArn: orchestratorArn.replace('Orchestrator', 'AgentLoop') }), deps),
+      await markEndedRun(statusChange('run-1', 'SUCCEEDED'), deps),
+      await markEndedRun({ 'detail-type': 'Stepwise Run Requested' }, deps),
+      await markEndedRun(statusChange('run-9', 'ABORTED'), deps),
+    ]).toEqual([
+      { marked: false, reason: 'An announcement, not a run.' },
+      { marked: false, reason: 'Not an orchestrator execution.' },
+      { marked: false, reason: 'The execution succeeded; its states recorded the run.' },
+      { marked: false, reason: 'Not a Step Functions execution status change.' },
+      { marked: false, runId: 'run-9', reason: 'No such run.' },
+    ]);
+  });
+
+  it('marks nothing when the run ended between reading it and failing it, and still frees its session', async () => {
+    const { runs, sessions, deps } = await runningRun();
+    runs.failIfRunning = async () => false;
+    expect(await markEndedRun(statusChange('run-1', 'ABORTED'), deps)).toEqual({ marked: false, runId: 'run-1', reason: 'The run ended meanwhile.' });
+    expect([...sessions.holders]).toEqual([]);
+  });
+});
+
+describe('markEndedRun messages', () => {
+  it.each([
+    [{}, "The run's orchestrator execution was stopped outside Stepwise."],
+    [{ error: 'Stopped' }, "The run's orchestrator execution was stopped outside Stepwise (Stopped)."],
+    [{ cause: 'from the console' }, "The run's orchestrator execution was stopped outside Stepwise (from the console)."],
+  ])('names only the error and cause the event carries: %j', async (extra, message) => {
+    const { deps } = await runningRun();
+    expect(await markEndedRun(statusChange('run-1', 'ABORTED', extra), deps)).toEqual({
+      marked: true,
+      runId: 'run-1',
+      status: 'ABORTED',
+      error: { code: 'ExecutionAborted', message, agent: 'single' },
+    });
+  });
+});
+
+describe('markEndedRun run ids', () => {
+  it('takes the run id from the execution input over the execution name', async () => {
+    const { deps } = await runningRun();
+    expect(await markEndedRun(statusChange('exec-1', 'FAILED', { input: JSON.stringify({ runId: 'run-1', mode: 'single' }) }), deps)).toMatchObject({
+      marked: true,
+      runId: 'run-1',
+    });
+  });
+
+  it.each(['', 'not json'])('falls back to the execution name when the input is %j', async (input) => {
+    const { deps } = await runningRun();
+    expect(await markEndedRun(statusChange('run-1', 'FAILED', { input }), deps)).toMatchObject({ marked: true, runId: 'run-1' });
+  });
+
+  it('releases no session for a run that has none', async () => {
+    const runs = new MemoryRunStore();
+    const released: string[] = [];
+    const sessions = new MemorySessions();
+    sessions.release = async (sessionId: string) => {
+      released.push(sessionId);
+    };
+    await createRun({ goal: 'Go.', mode: 'single', maxIterations: 5 }, { runs, sessions, starter: new RecordingStarter(), newId: () => 'run-1' }, { caller });
+    expect(await markEndedRun(statusChange('run-1', 'ABORTED'), { runs, sessions, orchestratorArn })).toMatchObject({ marked: true });
+    expect(released).toEqual([]);
   });
 });

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { PathRejected, checkPath } from '../../functions/core/workspace.js';
+import { FileTooLarge, PathRejected, checkPath, pathBudget } from '../../functions/core/workspace.js';
 
 describe('checkPath', () => {
   it.each([
@@ -66,5 +66,32 @@ describe('checkPath at its limits', () => {
 
   it('refuses a path that is not a string', () => {
     expect(() => checkPath(42 as unknown as string)).toThrow(new PathRejected('The path must be a string.'));
+  });
+});
+
+describe('checkPath room', () => {
+  it('refuses a normalized path over the room a store leaves, naming both sizes, and takes one that fits exactly', () => {
+    expect(checkPath('./abc', { maxBytes: 3 })).toBe('abc');
+    expect(() => checkPath('./abcd', { maxBytes: 3 })).toThrow(
+      new PathRejected(
+        "The path is 4 bytes; this workspace takes paths of at most 3 bytes (the storage key, with the run's prefix, is limited to 1024 bytes). Use a shorter path.",
+      ),
+    );
+  });
+
+  it('leaves 1024 bytes of path when no room is given', () => {
+    expect(checkPath('x'.repeat(1024))).toBe('x'.repeat(1024));
+  });
+});
+
+describe('pathBudget', () => {
+  it('is what the 1024-byte key leaves after the prefix, counted in UTF-8 bytes', () => {
+    expect([pathBudget(''), pathBudget('runs/ü/')]).toEqual([1024, 1016]);
+  });
+});
+
+describe('FileTooLarge', () => {
+  it('names the path, the size and the limit', () => {
+    expect(new FileTooLarge('a.txt', 100, 99).message).toBe('"a.txt" is 100 bytes, over the 99-byte limit.');
   });
 });
