@@ -6,23 +6,13 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CryptoKey, type JWK, SignJWT, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
-import * as z from 'zod';
-import { Scope, scopePrefix } from '../functions/core/callers.js';
+import { TokenRequest, scopePrefix } from '../functions/core/callers.js';
 
 export const localIssuer = 'stepwise-local';
 export const localAudience = 'stepwise';
 /** The claim that names a local caller's tenant. */
 export const localTenantClaim = 'tenant';
 
-/** What `POST /_local/tokens` takes. */
-export const TokenRequest = z
-  .object({
-    sub: z.string().min(1).max(256),
-    tenant: z.string().min(1).max(256).optional(),
-    scopes: z.array(Scope).max(2).optional(),
-  })
-  .strict();
-export type TokenRequest = z.infer<typeof TokenRequest>;
 
 export interface LocalIssuer {
   /** A token for the caller, valid for `ttlSeconds` (12 hours by default), for `audience` (this API's by default). */

@@ -17,7 +17,7 @@ import { localCaller } from '../functions/core/callers.js';
 import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../functions/core/intake.js';
 import { executionEndedPattern } from '../functions/core/execution-ended.js';
 import { localAccount, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
-import { type LocalIssuer, TokenRequest, localIssuerIn, localTenantClaim } from './issuer.js';
+import { type LocalIssuer, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
 import { type RequestCounter, localRegion, startEmulators } from './stand-ins/emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime/runtime.js';
@@ -213,7 +213,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     };
     app = createApi({
       ...api,
-      localTokens: { issue: (request) => issuer.issue(TokenRequest.parse(request)) },
+      localTokens: { issue: (request) => issuer.issue(request) },
       localEvents: {
         // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
         async put(entry) {

@@ -9,7 +9,7 @@ import type { Env } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import * as z from 'zod';
 import { type ApprovalStore, type TaskTokens, decideApproval, decisionsOf, waitingFor } from '../core/approvals.js';
-import { type Access, type AccessPolicy, type Caller, Forbidden, accessTo, holds } from '../core/callers.js';
+import { type Access, type AccessPolicy, type Caller, Forbidden, TokenRequest, accessTo, holds } from '../core/callers.js';
 import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { type AgentName } from '../core/names.js';
 import { type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
@@ -50,7 +50,7 @@ export interface ApiDeps extends IntakeDeps {
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
   /** The local token issuer (`npm run dev` only): `POST /_local/tokens`. */
-  localTokens?: { issue(request: unknown): Promise<string> };
+  localTokens?: { issue(request: TokenRequest): Promise<string> };
   /** The local event bus (`npm run dev` only): the `/_local/*` routes. */
   localEvents?: {
     put(entry: LocalPutEntry): Promise<unknown>;
@@ -368,7 +368,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         path: '/_local/tokens',
         hide: true,
         middleware: [jsonBody] as const,
-        request: { body: { required: true, content: json(LocalTokenRequest) } },
+        request: { body: { required: true, content: json(TokenRequest) } },
         responses: { 200: { description: 'A token of the local issuer.' } },
       }),
       async (c) => c.json({ token: await issuer.issue(c.req.valid('json')) }, 200),
@@ -409,14 +409,6 @@ function forbiddenMessage(access: Access, run: Run, caller: Caller, policy: Acce
   return policy.separateReviewer ? `Run ${run.runId} is yours; another reviewer must decide its calls.` : 'Not allowed.';
 }
 
-/** What `POST /_local/tokens` takes: a subject, its tenant and roles (`approve`, `admin`). */
-const LocalTokenRequest = z
-  .object({
-    sub: z.string().min(1).max(256),
-    tenant: z.string().min(1).max(256).optional(),
-    scopes: z.array(z.enum(['approve', 'admin'])).max(2).optional(),
-  })
-  .strict();
 
 /** Writes Hono's parameters with a pattern (`{path{.+}}`) as the plain templates OpenAPI knows (`{path}`). */
 function templatePaths<T extends { paths?: Record<string, unknown> }>(document: T): T {

@@ -174,3 +174,13 @@ export function callerFromEvent(
 export class Unauthenticated extends StepwiseError {
   override readonly name = 'Unauthenticated';
 }
+
+/** What the local token issuer takes (`POST /_local/tokens`, `stepwise token`): a subject, its tenant and roles. */
+export const TokenRequest = z
+  .object({
+    sub: z.string().min(1).max(256),
+    tenant: z.string().min(1).max(256).optional(),
+    scopes: z.array(Scope).max(2).optional(),
+  })
+  .strict();
+export type TokenRequest = z.infer<typeof TokenRequest>;
