@@ -10,7 +10,8 @@ import type { DecisionRecorded } from '../functions/core/approvals.js';
 import type { RunView } from '../functions/api/schemas.js';
 import type { RunSummary } from '../functions/core/runs.js';
 import { ApiFailure, StepwiseClient, isHttpUrl, localEndpoint, runPath } from './cli/client.js';
-import { describeWaiting, follow, shellWord } from './cli/follow.js';
+import { describeWaiting, shellWord } from './cli/describe.js';
+import { watch } from './cli/watch.js';
 
 const program = new Command()
   .name('stepwise')
@@ -22,6 +23,11 @@ const program = new Command()
   )
   .option('--region <region>', 'AWS region for SigV4 signing (deployed APIs)', process.env.AWS_REGION)
   .addOption(new Option('--token <jwt>', 'call as the caller this token names (JWT mode, or a local token from `stepwise token`)').env('STEPWISE_TOKEN'))
+  .addOption(
+    new Option('--stream-endpoint <url>', "where run events stream from; deployed: the stack's StreamUrl output (a Lambda function URL); default: the --endpoint")
+      .env('STEPWISE_STREAM_ENDPOINT')
+      .argParser(endpoint),
+  )
   .option('--json', 'print the API answers as JSON', false)
   .showHelpAfterError();
 
@@ -34,6 +40,28 @@ function endpoint(value: string): string {
 function client(): StepwiseClient {
   const { endpoint, region, token } = program.opts<{ endpoint?: string; region?: string; token?: string }>();
   return new StepwiseClient({ endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}), ...(token ? { token } : {}) });
+}
+
+/**
+ * The client that reads event streams: the stream endpoint when one is named (deployed, a Lambda
+ * function URL, SigV4-signed for `lambda`), else the API's own.
+ */
+function streamClient(): StepwiseClient {
+  const { streamEndpoint, region, token } = program.opts<{ streamEndpoint?: string; region?: string; token?: string }>();
+  if (!streamEndpoint) return client();
+  return new StepwiseClient({ endpoint: streamEndpoint, service: 'lambda', ...(region ? { region } : {}), ...(token ? { token } : {}) });
+}
+
+/** Watches a run to its end (live text as it comes, unless --json), then prints its result and files. */
+async function watchToEnd(runId: string, after?: string): Promise<void> {
+  const api = client();
+  const run = await watch(streamClient(), runId, {
+    ...(json() ? { out: () => undefined } : { command: commandLine() }),
+    ...(after ? { after } : {}),
+  });
+  const files = await api.call<{ items: { path: string; size: number }[] }>('GET', runPath(run.runId, '/files'));
+  print({ run, files: files.items }, () => summary(run, files.items));
+  if (run.status !== 'succeeded') process.exitCode = 1;
 }
 
 /**
@@ -89,10 +117,16 @@ program
       return;
     }
     if (!json()) process.stdout.write(`run ${started.runId}\n`);
-    const run = await follow(api, started.runId, json() ? { write: () => undefined } : { command: commandLine() });
-    const files = await api.call<{ items: { path: string; size: number }[] }>('GET', runPath(run.runId, '/files'));
-    print({ run, files: files.items }, () => summary(run, files.items));
-    if (run.status !== 'succeeded') process.exitCode = 1;
+    await watchToEnd(started.runId);
+  });
+
+program
+  .command('watch')
+  .description('follow a run live until it ends (resumes by itself after a dropped connection)')
+  .argument('<runId>')
+  .option('--after <eventId>', 'start after this event id instead of from the beginning')
+  .action(async (runId: string, opts: { after?: string }) => {
+    await watchToEnd(runId, opts.after);
   });
 
 program

@@ -21,6 +21,8 @@ export interface ClientOptions {
   sign?: boolean;
   /** A bearer token (JWT mode, or the local issuer's): sent as `Authorization: Bearer …` instead of signing. */
   token?: string;
+  /** The AWS service SigV4 signs for: `execute-api` (the HTTP API), `lambda` (the stream's function URL). @default 'execute-api' */
+  service?: string;
 }
 
 export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
@@ -68,7 +70,7 @@ export class StepwiseClient {
       accessKeyId: credentials.accessKeyId,
       secretAccessKey: credentials.secretAccessKey,
       ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
-      service: 'execute-api',
+      service: this.options.service ?? 'execute-api',
       ...(this.options.region ? { region: this.options.region } : {}),
     });
     return (this.fetcher = (url, init) => aws.fetch(url, init));
@@ -76,6 +78,21 @@ export class StepwiseClient {
 
   /** Calls the API and returns the answer; an error answer throws `ApiFailure`. */
   async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
+    const res = await this.send(method, path, body, headers);
+    const text = await res.text();
+    const type = res.headers.get('content-type') ?? '';
+    return (type.includes('application/json') ? JSON.parse(text) : text) as T;
+  }
+
+  /**
+   * Opens a response to read as it arrives (the event stream); an error answer throws
+   * `ApiFailure`, an unreachable server `ApiFailure` with status 0.
+   */
+  open(path: string, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
+    return this.send('GET', path, undefined, { accept: 'text/event-stream', ...headers }, signal);
+  }
+
+  private async send(method: string, path: string, body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
     const fetchFn = await this.fetchFn();
     let res: Response;
     try {
@@ -87,27 +104,30 @@ export class StepwiseClient {
           ...headers,
         },
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+        ...(signal ? { signal } : {}),
       });
     } catch (error) {
+      if (signal?.aborted) throw error;
       const hint = isLoopback(this.base) ? '; is "npm run dev" running on that port?' : '';
       throw new ApiFailure(0, 'Unreachable', `cannot reach ${this.base} (${error instanceof Error ? error.message : String(error)})${hint}`);
     }
-    const text = await res.text();
-    if (!res.ok) {
-      let code = `HTTP${res.status}`;
-      let message = text || res.statusText;
-      try {
-        const parsed = JSON.parse(text) as { error?: { code: string; message: string; issues?: { path: string; message: string }[] }; message?: string };
-        if (parsed.error) {
-          code = parsed.error.code;
-          message = parsed.error.message + (parsed.error.issues?.length ? ` (${parsed.error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')})` : '');
-        } else if (parsed.message) message = parsed.message;
-      } catch {
-        // not JSON: keep the text
-      }
-      throw new ApiFailure(res.status, code, message);
-    }
-    const type = res.headers.get('content-type') ?? '';
-    return (type.includes('application/json') ? JSON.parse(text) : text) as T;
+    if (!res.ok) throw failureOf(res.status, res.statusText, await res.text());
+    return res;
   }
+}
+
+/** An error answer as one `ApiFailure`: the API's `{ error: { code, message, issues } }`, else the text. */
+function failureOf(status: number, statusText: string, text: string): ApiFailure {
+  let code = `HTTP${status}`;
+  let message = text || statusText;
+  try {
+    const parsed = JSON.parse(text) as { error?: { code: string; message: string; issues?: { path: string; message: string }[] }; message?: string };
+    if (parsed.error) {
+      code = parsed.error.code;
+      message = parsed.error.message + (parsed.error.issues?.length ? ` (${parsed.error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')})` : '');
+    } else if (parsed.message) message = parsed.message;
+  } catch {
+    // not JSON: keep the text
+  }
+  return new ApiFailure(status, code, message);
 }
