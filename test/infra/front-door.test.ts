@@ -19,6 +19,7 @@ describe('FrontDoor', () => {
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
+      'POST /runs/{runId}/fork',
     ]);
     for (const route of Object.values(routes) as { Properties: Record<string, unknown> }[]) {
       expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
