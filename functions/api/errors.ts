@@ -97,7 +97,7 @@ export function answerError(log: ErrorLog | undefined) {
     }
     // A fork that names what its source lacks is refused like a body that fails its schema, naming the field.
     if (known instanceof InvalidFork) {
-      const body: ErrorBody = { error: { code: 'ValidationFailed', message: `The body is invalid: ${known.message}.`, issues: [{ path: known.field, message: known.problem }] } };
+      const body: ErrorBody = { error: { code: 'ValidationFailed', message: 'The body is invalid.', issues: [{ path: known.field, message: known.problem }] } };
       return c.json(body, 400);
     }
     const status = clientErrors.find(([type]) => known instanceof type)?.[1];

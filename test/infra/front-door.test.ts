@@ -85,4 +85,13 @@ describe('FrontDoor', () => {
     expect([grant?.Action].flat()).toEqual(expect.arrayContaining(['states:SendTaskSuccess', 'states:SendTaskFailure']));
     expect(grant?.Resource).toEqual(loopRef);
   });
+
+  it("lets the API write workspace objects (a fork's copies) and large goals, and read large conversation bodies without writing them", () => {
+    const s3 = statementsOf(template, 'FrontDoorApiRole').filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:')));
+    const byPrefix = (action: string) =>
+      s3.filter((st) => [st.Action].flat().includes(action)).flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? []).sort();
+    expect(byPrefix('s3:PutObject')).toEqual(['/runs/*', '/workspaces/*']);
+    expect(byPrefix('s3:GetObject')).toEqual(['/conversations/*', '/runs/*', '/workspaces/*']);
+    expect(s3.find((st) => st.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
+  });
 });

@@ -87,7 +87,7 @@ describe('POST /runs/{runId}/fork', () => {
       body: {
         error: {
           code: 'ValidationFailed',
-          message: "The body is invalid: fromSeq names message 1, the model's answer; fork from a user message.",
+          message: 'The body is invalid.',
           issues: [{ path: 'fromSeq', message: "names message 1, the model's answer; fork from a user message" }],
         },
       },
