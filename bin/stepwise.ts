@@ -86,6 +86,12 @@ function toolList(value: string): string[] {
   return tools;
 }
 
+function seqNumber(value: string): number {
+  const n = Number(value);
+  if (!/^\d+$/.test(value) || !Number.isSafeInteger(n)) throw new InvalidArgumentError('must be a message seq, a whole number ≥ 0');
+  return n;
+}
+
 function positiveInt(value: string): number {
   const n = Number(value);
   if (!Number.isInteger(n) || n < 1) throw new InvalidArgumentError('must be a whole number ≥ 1');
@@ -112,12 +118,7 @@ program
       ...(opts.requireApproval ? { approvals: { tools: opts.requireApproval } } : {}),
     };
     const started = await api.call<{ runId: string }>('POST', '/runs', body, opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {});
-    if (!opts.follow) {
-      print(started, () => started.runId);
-      return;
-    }
-    if (!json()) process.stdout.write(`run ${started.runId}\n`);
-    await watchToEnd(started.runId);
+    await showStarted(started, opts.follow);
   });
 
 program
@@ -128,6 +129,38 @@ program
   .action(async (runId: string, opts: { after?: string }) => {
     await watchToEnd(runId, opts.after);
   });
+
+program
+  .command('fork')
+  .description("start a new single-mode run from a run's conversation before one of its user messages, in a copy of its workspace")
+  .argument('<runId>', 'the run to fork (it is not changed)')
+  .requiredOption('--from <seq>', 'the seq of a user message (see `messages`): the fork keeps the messages before it', seqNumber)
+  .option('--goal <text>', 'what to send after them; default: the message at --from again ("retry from here")')
+  .addOption(new Option('--agent <agent>', "whose conversation, for a multi-agent run").choices(['architect', 'coder']))
+  .option('--max-iterations <n>', 'iteration limit of the fork', positiveInt)
+  .option('--idempotency-key <key>', 'repeat-safe key for this request')
+  .option('--follow', 'show progress until the fork ends, then the result and files', false)
+  .action(async (runId: string, opts: { from: number; goal?: string; agent?: string; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
+    const api = client();
+    const body = {
+      fromSeq: opts.from,
+      ...(opts.goal !== undefined ? { goal: opts.goal } : {}),
+      ...(opts.agent ? { agent: opts.agent } : {}),
+      ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
+    };
+    const started = await api.call<{ runId: string }>('POST', runPath(runId, '/fork'), body, opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {});
+    await showStarted(started, opts.follow);
+  });
+
+/** Prints a run just started: its id, or with `follow` its progress, then the result and files (non-zero exit unless it succeeded). */
+async function showStarted(started: { runId: string }, following: boolean): Promise<void> {
+  if (!following) {
+    print(started, () => started.runId);
+    return;
+  }
+  if (!json()) process.stdout.write(`run ${started.runId}\n`);
+  await watchToEnd(started.runId);
+}
 
 program
   .command('status')
@@ -260,6 +293,7 @@ for (const decision of ['approve', 'deny'] as const) {
 function summary(run: RunView, files?: { path: string; size: number }[]): string {
   const lines = [`${run.runId} · ${run.mode} · ${run.status} · phase ${run.phase}`];
   for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting, commandLine()).trimStart());
+  if (run.forkedFrom) lines.push(`forked from ${run.forkedFrom.runId} (${run.forkedFrom.agent}) before message ${run.forkedFrom.seq}`);
   if (run.plan) lines.push(`plan: ${run.plan.steps.length} steps for "${run.plan.goal}"`);
   if (run.result) lines.push('', run.result.response);
   if (run.error) lines.push(`error: ${run.error.code}${run.error.agent ? ` (${run.error.agent})` : ''}: ${run.error.message}`);

@@ -92,6 +92,7 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.GET, '/runs/{runId}/files'],
   [apigw.HttpMethod.GET, '/runs/{runId}/files/{path+}'],
   [apigw.HttpMethod.POST, '/runs/{runId}/cancel'],
+  [apigw.HttpMethod.POST, '/runs/{runId}/fork'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
@@ -164,10 +165,13 @@ export class FrontDoor extends Construct {
       retryAttempts: intakeRetryAttempts,
       maxEventAge: Duration.hours(2),
     });
-    // The API reads transcripts and lists runs; it writes no conversation item.
+    // The API reads transcripts and lists runs. The one conversation item it writes is a fork's
+    // copy (a new conversation), and the one workspace write a fork's CopyObject: made while the
+    // request waits, so the fork's first step finds them complete.
     storage.grantConversationRead(this.apiFunction.function);
+    storage.grantConversationCopy(this.apiFunction.function);
     storage.grantRunListing(this.apiFunction.function);
-    storage.grantWorkspaces(this.apiFunction.function, 'read');
+    storage.grantWorkspaces(this.apiFunction.function, 'readWrite');
     // Decisions: recorded on the approval item, then the waiting agent loop is resumed. Only
     // this function may answer the loop's task tokens.
     storage.grantApprovals(this.apiFunction.function, 'decide');

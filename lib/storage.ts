@@ -78,6 +78,14 @@ export class Storage extends Construct {
   }
 
   /**
+   * Write a fork's copy of conversation items (the API): conditional puts only. No S3 write: the
+   * copies name the same large bodies, which are written once and never change.
+   */
+  grantConversationCopy(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:PutItem'], ['conversations']);
+  }
+
+  /**
    * Approval records (`run#<runId>` / `approval#<toolUseId>`): `request` (open a request, store
    * the task token: the approval function), `settle` (read, deny on timeout: the tool function),
    * `decide` (list, read, record a decision: the API).

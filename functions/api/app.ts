@@ -12,6 +12,7 @@ import { type ApprovalStore, type TaskTokens, decideApproval, decisionsOf, waiti
 import { type Access, type AccessPolicy, type Caller, Forbidden, TokenRequest, accessTo, holds } from '../core/callers.js';
 import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { type AgentName } from '../core/names.js';
+import { type ForkCopies, forkBody, forkRun } from '../core/fork.js';
 import { type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { Run, RunStore } from '../core/runs.js';
 import { FileTooLarge, PathRejected, type Workspace, WorkspaceRefused } from '../core/workspace.js';
@@ -38,6 +39,8 @@ export interface ApiDeps extends IntakeDeps {
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  /** Copies a fork's conversation and workspace (`POST /runs/{runId}/fork`). */
+  forks: ForkCopies;
   approvals: ApprovalStore;
   /** Wakes a run that waits for a decision. */
   tokens: TaskTokens;
@@ -273,6 +276,37 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         throw new ApiError(409, 'RunNotRunning', `Run ${run.runId} is ${run.status}; only a running run can be cancelled.`);
       }
       return c.json({ runId: run.runId, status: 'cancelled', phase: 'cancelled' } as const, 202);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/runs/{runId}/fork',
+      summary: 'Fork a run: a new single-mode run from one of its user messages',
+      description:
+        "A new single-mode run of the caller that starts with the source agent's conversation before `fromSeq` (a user message that " +
+        'carries no tool results), then `goal`, or the message at `fromSeq` again ("retry from here"); its workspace starts as a ' +
+        'copy of the source\'s. The source is not changed. `GET /runs/{runId}` of the fork shows `forkedFrom`.',
+      middleware: [withRun('read'), jsonBody] as const,
+      request: {
+        params: runParams,
+        headers: z.object({ 'Idempotency-Key': IdempotencyKey.optional() }),
+        // The deployment's list of models (STEPWISE_ALLOWED_MODELS) is part of the body's schema.
+        body: { required: true, content: json(forkBody(deps.allowedModels)) },
+      },
+      responses: {
+        202: { description: 'The fork was created (or already existed) and is on its way.', content: json(Accepted) },
+        400: refusal('Invalid body, or `fromSeq`/`agent` names nothing the source can be forked at; `issues` names the field.'),
+        ...noRun,
+        409: refusal('The Idempotency-Key was used with another request, or the source is too large to fork (ForkTooLarge).'),
+        429: refusal('The caller has as many running runs as the deployment allows.'),
+      },
+    }),
+    async (c) => {
+      const key = c.req.valid('header')['Idempotency-Key'];
+      const options = { caller: c.var.caller, ...(key === undefined ? {} : { idempotencyKey: key }) };
+      return c.json(await forkRun(c.var.run, c.req.valid('json'), deps, options), 202);
     },
   );
 

@@ -9,6 +9,7 @@ import type * as z from 'zod';
 import { ApprovalAlreadyDecided, ApprovalNotFound, RunNotRunning } from '../core/approvals.js';
 import { Forbidden, TooManyRuns, Unauthenticated } from '../core/callers.js';
 import { StepwiseError } from '../core/errors.js';
+import { ForkTooLarge, InvalidFork } from '../core/fork.js';
 import { IdempotencyConflict, RunIdTaken, SessionBusy } from '../core/intake.js';
 import { InvalidCursor } from '../core/runs.js';
 import type { ErrorBody } from './schemas.js';
@@ -78,6 +79,7 @@ const clientErrors: [new (...args: never[]) => StepwiseError, ContentfulStatusCo
   [RunNotRunning, 409],
   [ApprovalNotFound, 404],
   [RunIdTaken, 409],
+  [ForkTooLarge, 409],
   [InvalidCursor, 400],
   [Unauthenticated, 401],
   [Forbidden, 403],
@@ -92,6 +94,11 @@ export function answerError(log: ErrorLog | undefined) {
     if (known instanceof ApiError) {
       const body: ErrorBody = { error: { code: known.code, message: known.message, ...(known.issues ? { issues: known.issues } : {}) } };
       return c.json(body, known.status);
+    }
+    // A fork that names what its source lacks is refused like a body that fails its schema, naming the field.
+    if (known instanceof InvalidFork) {
+      const body: ErrorBody = { error: { code: 'ValidationFailed', message: 'The body is invalid.', issues: [{ path: known.field, message: known.problem }] } };
+      return c.json(body, 400);
     }
     const status = clientErrors.find(([type]) => known instanceof type)?.[1];
     if (status) return c.json({ error: { code: known.name, message: known.message } } satisfies ErrorBody, status);

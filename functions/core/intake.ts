@@ -9,7 +9,7 @@ import { type Caller, Forbidden, Owner, TooManyRuns, callerFromEvent, ownerKey, 
 import { conversationIdOf } from './conversation.js';
 import { StepwiseError, messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
-import type { Run, RunStore } from './runs.js';
+import type { ForkedFrom, Run, RunStore } from './runs.js';
 
 export const maxGoalChars = 100_000;
 export const defaultMaxIterations = 25;
@@ -24,7 +24,8 @@ function modelField(allowed?: readonly string[]) {
     .optional();
 }
 
-function runRequestFields(allowedModels?: readonly string[]) {
+/** The fields of a run request, as `POST /runs` and the fork route validate them. */
+export function runRequestFields(allowedModels?: readonly string[]) {
   return {
     goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
     mode: z.enum(['single', 'multi']).default('multi'),
@@ -176,6 +177,20 @@ export interface CreateRunOptions {
   /** A client-chosen run id (events): starting it twice starts it once. */
   runId?: string;
   idempotencyKey?: string;
+  /** The run is a fork of another (`core/fork.ts`). */
+  fork?: RunFork;
+}
+
+/** What makes a run a fork: where it comes from, and the copy made before its record exists. */
+export interface RunFork {
+  from: ForkedFrom;
+  /** Stands for the request in the idempotency check: the fork request, not the body derived from it. */
+  requestHash: string;
+  /**
+   * Copies the source's conversation and workspace to the new run. Repeatable (a repeated request
+   * completes a copy a crash cut short); never run once the fork's record exists.
+   */
+  copy(runId: string): Promise<void>;
 }
 
 /** A client-chosen run id that another caller's run already has. */
@@ -194,7 +209,7 @@ export async function createRun(
   options: CreateRunOptions,
 ): Promise<Pick<Run, 'runId' | 'status' | 'phase'>> {
   const clock = deps.clock ?? (() => new Date());
-  const hash = bodyHash(body);
+  const hash = options.fork?.requestHash ?? bodyHash(body);
   const owner = Owner.parse({ principal: options.caller.principal, tenant: options.caller.tenant });
   // Idempotency keys and sessions are per owner: another caller's key or session id names another record.
   const idempotencyKey = options.idempotencyKey && `${ownerKey(owner)}:${options.idempotencyKey}`;
@@ -242,6 +257,8 @@ export async function createRun(
     const holder = await deps.sessions.acquire(sessionLockId(owner, body.sessionId), runId, isRunning);
     if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
   }
+  // A fork's history and files are in place before its record exists, so no step ever sees a partial copy.
+  if (options.fork) await options.fork.copy(runId);
   const now = clock().toISOString();
   const gated = gatedTools(deps.approvalTools ?? [], body.approvals?.tools);
   const run: Run = {
@@ -252,6 +269,7 @@ export async function createRun(
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
     ...(gated.length ? { approvals: { tools: gated } } : {}),
+    ...(options.fork ? { forkedFrom: options.fork.from } : {}),
     status: 'running',
     phase: 'idle',
     iterations: {},

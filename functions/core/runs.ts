@@ -28,6 +28,12 @@ export type RunError = z.infer<typeof RunError>;
 export const RunResult = z.object({ response: z.string(), actionsTaken: z.array(z.string()) });
 export type RunResult = z.infer<typeof RunResult>;
 
+/** Where a forked run came from: the source run, the agent whose conversation it copied, and the message it was cut at. */
+export const ForkedFrom = z
+  .object({ runId: z.string(), agent: AgentName, seq: z.number().int().nonnegative() })
+  .meta({ description: 'The run this one was forked from: its conversation before message `seq` of `agent`, and its workspace.' });
+export type ForkedFrom = z.infer<typeof ForkedFrom>;
+
 export const Run = z.object({
   runId: z.string(),
   mode: RunMode,
@@ -38,6 +44,8 @@ export const Run = z.object({
   model: z.string().optional(),
   /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
   approvals: ApprovalPolicy.optional(),
+  /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
+  forkedFrom: ForkedFrom.optional(),
   status: RunStatus,
   phase: Phase,
   currentAgent: AgentName.optional(),

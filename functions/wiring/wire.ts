@@ -10,6 +10,7 @@ import { toolNames } from '../core/names.js';
 import type { ApprovalStore } from '../core/approvals.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import type { ConversationStore } from '../core/conversation.js';
+import type { ForkCopies } from '../core/fork.js';
 import type { IdempotencyStore, SessionLocks } from '../core/intake.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
@@ -22,7 +23,7 @@ import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
-import { S3Workspace } from '../adapters/s3/workspace.js';
+import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
 
 /** A JSON array in a variable; its items are checked where they are used (`wiring-external.ts`). */
 const jsonList = z
@@ -180,6 +181,8 @@ export interface Wiring {
   idempotency: IdempotencyStore;
   sessions: SessionLocks;
   approvals: ApprovalStore;
+  /** Copies a fork's conversation and files (the API function's fork route). */
+  forks: ForkCopies;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
 }
@@ -208,10 +211,15 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
         log: (message, detail) => console.warn(JSON.stringify({ level: 'warn', message, ...detail })),
       })
     : undefined;
+  const conversations = new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs });
   return {
     ...(externalTools ? { externalTools } : {}),
     env,
-    conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
+    conversations,
+    forks: {
+      conversation: (from, to, beforeSeq) => conversations.copyBefore(from, to, beforeSeq),
+      workspace: copyWorkspaceFiles(s3, env.STEPWISE_BUCKET),
+    },
     runs,
     plans: runs,
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },

@@ -9,7 +9,9 @@ const server = new S3rver({ address: '127.0.0.1', port: Number(port), silent: tr
 // What S3 does and s3rver 3.7 does not: keys over 1,024 bytes are refused (KeyTooLongError), and
 // a PutObject with If-Match writes only over that ETag (412 PreconditionFailed, 404 NoSuchKey when
 // the object is gone). Requests for one object are served one at a time, from the first byte in to
-// the last byte out, so the check and the write are atomic and no read sees half a write.
+// the last byte out, so the check and the write are atomic and no read sees half a write. And a
+// CopyObject's source (x-amz-copy-source) is URL-decoded whole, as S3 does: s3rver decodes it with
+// decodeURI, which leaves `%2B`, `%23`, `%3F`… encoded, so it is handed the form decodeURI undoes.
 const maxKeyBytes = 1024;
 const queues = new Map();
 const unquote = (etag) => etag.trim().replace(/^W\//, '').replace(/^"|"$/g, '');
@@ -22,6 +24,14 @@ server.middleware.unshift(async (ctx, next) => {
   const match = /^\/([^/]+)\/(.+)$/.exec(ctx.path);
   if (!match) return next();
   const [, bucket, encodedKey] = match;
+  const copySource = ctx.get('x-amz-copy-source');
+  if (copySource) {
+    try {
+      ctx.request.headers['x-amz-copy-source'] = encodeURI(decodeURIComponent(copySource));
+    } catch {
+      // Not URL-encoded as S3 requires: left for s3rver to refuse.
+    }
+  }
   const key = decodeURIComponent(encodedKey);
   if (Buffer.byteLength(key, 'utf8') > maxKeyBytes) {
     return refuse(ctx, 400, 'KeyTooLongError', 'Your key is too long');

@@ -44,9 +44,9 @@ describe('least privilege in DynamoDB', () => {
       'conv#*': ['GetItem', 'Query'],
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
     });
-    // The API reads transcripts and lists runs, and writes no conversation item.
+    // The API reads transcripts and lists runs; the conversation items it writes are a fork's copy (conditional puts).
     expect(dynamoAccess('FrontDoorApiRole')).toEqual({
-      'conv#*': ['GetItem', 'Query'],
+      'conv#*': ['GetItem', 'PutItem', 'Query'],
       'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],

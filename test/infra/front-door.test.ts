@@ -19,6 +19,7 @@ describe('FrontDoor', () => {
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
+      'POST /runs/{runId}/fork',
     ]);
     for (const route of Object.values(routes) as { Properties: Record<string, unknown> }[]) {
       expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
@@ -83,5 +84,14 @@ describe('FrontDoor', () => {
     const grant = statementsOf(template, 'FrontDoorApiRole').find((st) => [st.Action].flat().includes('states:SendTaskSuccess'));
     expect([grant?.Action].flat()).toEqual(expect.arrayContaining(['states:SendTaskSuccess', 'states:SendTaskFailure']));
     expect(grant?.Resource).toEqual(loopRef);
+  });
+
+  it("lets the API write workspace objects (a fork's copies) and large goals, and read large conversation bodies without writing them", () => {
+    const s3 = statementsOf(template, 'FrontDoorApiRole').filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:')));
+    const byPrefix = (action: string) =>
+      s3.filter((st) => [st.Action].flat().includes(action)).flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? []).sort();
+    expect(byPrefix('s3:PutObject')).toEqual(['/runs/*', '/workspaces/*']);
+    expect(byPrefix('s3:GetObject')).toEqual(['/conversations/*', '/runs/*', '/workspaces/*']);
+    expect(s3.find((st) => st.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
   });
 });

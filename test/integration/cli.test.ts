@@ -210,6 +210,30 @@ describe('the stepwise CLI', () => {
     expect((await cli('files', run.runId)).stdout).toBe('a/b.txt\t5\n');
     expect((await cli('cat', run.runId, 'a/b.txt')).stdout).toBe('hello');
   }, 60_000);
+
+  it('forks a run from one of its messages and follows the fork to its result, in a copy of the files', async () => {
+    const tag = local.book.add(
+      'cli-fork',
+      { turn: use(['toolu_w', 'write_file', { path: 'notes.md', content: 'draft' }]) },
+      { turn: say('Drafted.') },
+      { turn: use(['toolu_e', 'edit_file', { path: 'notes.md', old_string: 'draft', new_string: 'final' }]) },
+      { turn: say('Finalized.') },
+    );
+    const source = await local.run(`${tag} Draft notes.`);
+    const { code, stdout, stderr } = await cli('fork', source.runId, '--from', '0', '--goal', `${tag} Finalize the notes.`, '--follow');
+    expect(stderr).toBe('');
+    expect(code).toBe(0);
+    const forkId = /^run (\S+)$/m.exec(stdout)?.[1] ?? '';
+    expect(forkId).not.toBe(source.runId);
+    expect(stdout).toContain(`forked from ${source.runId} (single) before message 0`);
+    expect(stdout).toContain('Finalized.');
+    expect(stdout).toContain('files: notes.md');
+    expect((await cli('cat', forkId, 'notes.md')).stdout).toBe('final');
+    expect((await cli('cat', source.runId, 'notes.md')).stdout).toBe('draft');
+
+    const refused = await cli('fork', source.runId, '--from', '1');
+    expect([refused.code, refused.stderr]).toEqual([1, "error: ValidationFailed: The body is invalid. (fromSeq: names message 1, the model's answer; fork from a user message)\n"]);
+  }, 60_000);
 });
 
 describe('the stepwise command', () => {

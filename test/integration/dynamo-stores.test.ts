@@ -1,4 +1,4 @@
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -163,6 +163,47 @@ describe('DynamoConversationStore', () => {
     expect(loaded.messages.map((m) => (m.content[0] as { text: string }).text.slice(0, 3))).toEqual(
       [...Array(14).keys()].map((i) => `${i}:x`.slice(0, 3)),
     );
+  });
+});
+
+describe("a fork's copy of a conversation", () => {
+  it('copies the messages, results and summaries before the cut, big bodies by reference, and nothing twice', async () => {
+    const { conversations, forks } = aws.wiring();
+    const source = freshId();
+    const fork = freshId();
+    const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    const big = 'é'.repeat(80_000);
+    await conversations.append(source, { seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta });
+    await conversations.append(source, { seq: 1, role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: {} }], meta });
+    await conversations.putResult(source, 1, 0, toolResult('t1', big), { fullOutput: `${big}!` });
+    await conversations.append(source, { seq: 2, role: 'user', content: [], meta, carries: { seq: 1, count: 1 } });
+    await conversations.append(source, { seq: 3, role: 'assistant', content: [{ type: 'text', text: 'read it' }], meta });
+    await conversations.putCompaction(source, { fromSeq: 1, atSeq: 3, summary: 'before the cut', runId: 'run-1', iteration: 1, usage, model: 'm' });
+    await conversations.append(source, { seq: 4, role: 'user', content: [{ type: 'text', text: 'next turn' }], meta });
+    await conversations.append(source, { seq: 5, role: 'assistant', content: [{ type: 'text', text: 'after the cut' }], meta });
+    await conversations.putCompaction(source, { fromSeq: 3, atSeq: 5, summary: 'made after the cut', runId: 'run-1', iteration: 2, usage, model: 'm' });
+    const whole = await conversations.load(source);
+    // An item of a kind a fork does not know (say, a draft of a message being written) stays the source's.
+    const { dynamo } = awsClients(readEnv(aws.env));
+    await DynamoDBDocumentClient.from(dynamo).send(new PutCommand({ TableName: aws.emulators.table, Item: { pk: `conv#${source}`, sk: 'm#0000000003#draft', body: '"x"' } }));
+    const sourceItems = await rawItems(source);
+    const blobs = (await aws.allKeys()).filter((k) => k.startsWith('conversations/')).length;
+
+    expect(await forks.conversation(source, fork, 4)).toBe(6);
+    expect(await conversations.load(fork)).toEqual({
+      messages: whole.messages.filter((m) => m.seq < 4),
+      pendingResults: [],
+      compaction: { fromSeq: 1, atSeq: 3, summary: 'before the cut', runId: 'run-1', iteration: 1, usage, model: 'm' },
+    });
+    const copied = await rawItems(fork);
+    expect(copied.map((i) => i.sk)).toEqual(['m#0000000000', 'm#0000000001', 'm#0000000001#r#0000', 'm#0000000002', 'm#0000000003', 'm#0000000003#s']);
+    // The same items under the fork's key: big bodies and whole outputs named where the source keeps them.
+    expect(copied).toEqual(sourceItems.filter((i) => copied.some((c) => c.sk === i.sk)).map((i) => ({ ...i, pk: `conv#${fork}` })));
+    expect((await aws.allKeys()).filter((k) => k.startsWith('conversations/')).length).toBe(blobs);
+
+    expect(await forks.conversation(source, fork, 4)).toBe(0);
+    expect(await rawItems(fork)).toEqual(copied);
+    expect(await rawItems(source)).toEqual(sourceItems);
   });
 });
 

@@ -56,6 +56,7 @@ describe('callers and owners, with the local issuer\'s tokens', () => {
       ['GET', `/runs/${runId}/files/a.md`, undefined],
       ['POST', `/runs/${runId}/cancel`, undefined],
       ['POST', `/runs/${runId}/approvals/toolu_w`, { decision: 'approve' }],
+      ['POST', `/runs/${runId}/fork`, { fromSeq: 0 }],
     ];
     for (const [method, path, body] of routes) {
       for (const stranger of [bob, other]) {

@@ -1,6 +1,6 @@
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
-import { S3Workspace, workspacePrefix } from '../../functions/adapters/s3/workspace.js';
+import { S3Workspace, copyWorkspaceFiles, workspacePrefix } from '../../functions/adapters/s3/workspace.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { conversationIdOf } from '../../functions/core/conversation.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
@@ -93,6 +93,30 @@ describe('S3Workspace', () => {
   it('refuses run ids that could name another prefix', () => {
     for (const runId of ['', '..', 'a/b', 'a\\b', 'x'.repeat(200)]) expect(() => workspacePrefix(runId)).toThrow();
     expect(workspacePrefix('run-123')).toBe('workspaces/run-123/');
+  });
+});
+
+describe("a fork's copy of a workspace", () => {
+  it('copies every file inside the bucket, bytes and writer kept, whatever the path, and leaves files the fork holds alone', async () => {
+    const { s3 } = awsClients(readEnv(aws.env));
+    const copy = copyWorkspaceFiles(s3, aws.emulators.bucket);
+    const source = workspace('ws-fork-source');
+    const paths = ['a.md', 'dir/a b/ü 日本.txt', 'odd/+%20?#&=.txt', 'deep/1/2/3/4.bin'];
+    for (const [i, path] of paths.entries()) await source.write(path, new Uint8Array([i, 255, 0, ...bytes(path)]), { writtenBy: `toolu_${i}` });
+    const listed = (await source.list('', 10)).entries.map((e) => e.path);
+
+    expect(await copy('ws-fork-source', 'ws-fork', listed)).toBe(4);
+    const fork = workspace('ws-fork');
+    for (const [i, path] of paths.entries()) {
+      expect(await fork.readVersioned(path)).toEqual({ bytes: new Uint8Array([i, 255, 0, ...bytes(path)]), version: expect.any(String), writtenBy: `toolu_${i}` });
+    }
+    expect((await aws.allKeys()).filter((k) => k.startsWith('workspaces/ws-fork/')).sort()).toEqual(paths.map((p) => `workspaces/ws-fork/${p}`).sort());
+
+    // A repeated copy (a retried request) copies nothing the fork holds, even where it changed since.
+    await fork.write('a.md', bytes('changed by the fork'));
+    expect(await copy('ws-fork-source', 'ws-fork', listed)).toBe(0);
+    expect(await fork.read('a.md')).toEqual(bytes('changed by the fork'));
+    expect(await source.read('a.md')).toEqual(new Uint8Array([0, 255, 0, ...bytes('a.md')]));
   });
 });
 

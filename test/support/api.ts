@@ -2,6 +2,7 @@
 import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import { bearerCallers } from '../../functions/api/callers.js';
 import { localCaller } from '../../functions/core/callers.js';
+import type { ForkCopies } from '../../functions/core/fork.js';
 import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryRunStore, MemoryWorkspace, RecordingTokens } from './memory.js';
 
@@ -63,9 +64,24 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
     if (!w) workspaces.set(id, (w = new MemoryWorkspace()));
     return w;
   };
+  const forks: ForkCopies = {
+    conversation: (from, to, beforeSeq) => conversations.copyBefore(from, to, beforeSeq),
+    async workspace(from, to, paths) {
+      let copied = 0;
+      for (const path of paths) {
+        const bytes = await workspace(from).read(path);
+        if (bytes && !(await workspace(to).read(path))) {
+          await workspace(to).write(path, bytes);
+          copied++;
+        }
+      }
+      return copied;
+    },
+  };
   const app = createApi({
     runs,
     conversations,
+    forks,
     starter,
     idempotency,
     sessions,

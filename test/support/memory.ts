@@ -91,6 +91,19 @@ export class MemoryConversationStore implements ConversationStore {
     return compaction;
   }
 
+  /** A fork's copy, as the DynamoDB adapter makes it: every item keyed before message `beforeSeq`, kept where present. */
+  async copyBefore(from: string, to: string, beforeSeq: number): Promise<number> {
+    const target = this.partition(to);
+    let written = 0;
+    for (const [key, record] of this.partition(from)) {
+      if (key >= `m#${seqKey(beforeSeq)}` || target.has(key)) continue;
+      target.set(key, structuredClone(record));
+      this.writes++;
+      written++;
+    }
+    return written;
+  }
+
   /** How many items a conversation holds. */
   count(conversationId: string): number {
     return this.partition(conversationId).size;

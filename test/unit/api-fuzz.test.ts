@@ -27,6 +27,16 @@ describe('every route under generated input', () => {
         path: fc.tuple(fc.constantFrom('run-1', 'nope'), nasty).map(([id, p]) => `/runs/${id}/approvals/${encodeURIComponent(p)}`),
         body: fc.oneof(fc.json(), fc.record({ decision: fc.oneof(fc.constantFrom('approve', 'deny'), fc.string()), reason: nasty }, { requiredKeys: [] }).map((b) => JSON.stringify(b))),
       }),
+      fc.record({
+        method: fc.constant('POST'),
+        path: fc.constantFrom('run-1', 'nope').map((id) => `/runs/${id}/fork`),
+        body: fc.oneof(
+          fc.json(),
+          fc
+            .record({ fromSeq: fc.oneof(fc.integer(), fc.double(), nasty), goal: nasty, agent: fc.oneof(fc.constantFrom('single', 'architect', 'coder'), nasty) }, { requiredKeys: [] })
+            .map((b) => JSON.stringify(b)),
+        ),
+      }),
       fc.record({ method: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH'), path: fc.constantFrom('/runs', '/openapi.json', '/health', '/runs/run-1') }),
       fc.record({ method: fc.constant('POST'), path: fc.constant('/runs'), body: fc.oneof(fc.json(), fc.string(), fc.anything().map((v) => JSON.stringify(v ?? null))) }),
     );

@@ -237,11 +237,16 @@ describe('GET /openapi.json', () => {
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
+      'POST /runs/{runId}/fork',
     ]);
+    const fork = JSON.stringify((paths['/runs/{runId}/fork'] as { post: unknown }).post);
+    expect(fork).toContain('"fromSeq"');
+    expect(fork).toContain('"enum":["single","architect","coder"]');
     const decision = JSON.stringify((paths['/runs/{runId}/approvals/{toolUseId}'] as { post: unknown }).post);
     expect(decision).toContain('"enum":["approve","deny"]');
     const run = JSON.stringify((body.components as { schemas: Record<string, unknown> }).schemas.Run);
     expect(run).toContain('"waitingFor"');
+    expect(run).toContain('"forkedFrom"');
     const schema = JSON.stringify((paths['/runs'] as { post: unknown }).post);
     expect(schema).toContain('"maxLength":100000');
     expect(schema).toContain('"enum":["single","multi"]');

@@ -3,6 +3,7 @@ import * as approvals from '../../functions/core/approvals.js';
 import * as callers from '../../functions/core/callers.js';
 import * as errors from '../../functions/core/errors.js';
 import * as events from '../../functions/core/events.js';
+import * as fork from '../../functions/core/fork.js';
 import * as intake from '../../functions/core/intake.js';
 import * as loop from '../../functions/core/loop.js';
 import * as model from '../../functions/core/model.js';
@@ -11,7 +12,7 @@ import * as stepInput from '../../functions/core/step-input.js';
 import * as external from '../../functions/core/tools/external.js';
 import * as workspace from '../../functions/core/workspace.js';
 
-const modules = [approvals, callers, errors, intake, loop, model, runs, stepInput, external, workspace];
+const modules = [approvals, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace];
 
 describe('the error family', () => {
   it('gives every error the name the state machine and the API select on, and says which are worth a retry', () => {
@@ -30,8 +31,10 @@ describe('the error family', () => {
       { name: 'ContextWindowExceeded', transient: false },
       { name: 'FileTooLarge', transient: false },
       { name: 'Forbidden', transient: false },
+      { name: 'ForkTooLarge', transient: false },
       { name: 'IdempotencyConflict', transient: false },
       { name: 'InvalidCursor', transient: false },
+      { name: 'InvalidFork', transient: false },
       { name: 'InvalidStepInput', transient: false },
       { name: 'MaxIterationsExceeded', transient: false },
       { name: 'ModelAccessDenied', transient: false },

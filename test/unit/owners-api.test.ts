@@ -19,6 +19,7 @@ function routesOf(runId: string): [string, string, unknown][] {
     ['GET', `/runs/${runId}/files/a.md`, undefined],
     ['POST', `/runs/${runId}/cancel`, undefined],
     ['POST', `/runs/${runId}/approvals/toolu_1`, { decision: 'approve' }],
+    ['POST', `/runs/${runId}/fork`, { fromSeq: 0 }],
   ];
 }
 

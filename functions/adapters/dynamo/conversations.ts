@@ -32,6 +32,7 @@ import {
 import { StoredDataInvalid } from '../../core/errors.js';
 import { ContentBlock, Role, ToolResultBlock } from '../../core/messages.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
+import { forEachLimited } from '../aws/parallel.js';
 import type { BlobStore } from '../s3/blobs.js';
 
 export const defaultInlineLimitBytes = 100 * 1024;
@@ -56,6 +57,8 @@ type MessageItem = z.infer<typeof MessageItem>;
 const ResultItem = ItemBase.extend({ seq: z.number(), index: z.number(), ran: z.boolean().optional() });
 
 const resultMarker = '#r#';
+/** The items a fork copies: messages, tool results and summaries; anything else under the key is the source's alone. */
+const copiedKey = /^m#\d{10}(#r#\d{4,}|#s)?$/;
 /** Sorts after a message's results and before the next message. */
 const compactionMarker = '#s';
 
@@ -155,6 +158,32 @@ export class DynamoConversationStore implements ConversationStore {
     const item = { pk: pkOf(conversationId), sk, ...(await this.body(conversationId, sk, JSON.stringify(compaction))) };
     if (await this.putNew(item)) return compaction;
     return Compaction.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Summary', 'Reading a summary')));
+  }
+
+  /**
+   * A fork's copy (`ForkCopies.conversation`): the items of `from` before message `beforeSeq`
+   * (messages, their tool results, and summaries made at an earlier message, whose keys sort
+   * before it) written to `to` with the same sort keys and attributes. Large bodies stay where
+   * they are in S3: they are written once and never change, so both conversations can name them.
+   * Conditional puts: a repeated copy keeps what is there and writes what is missing.
+   */
+  async copyBefore(from: string, to: string, beforeSeq: number): Promise<number> {
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk < :to',
+        ExpressionAttributeValues: { ':pk': pkOf(from), ':to': `m#${seqKey(beforeSeq)}` },
+        ConsistentRead: true,
+      },
+      'Reading conversation memory to fork it',
+    );
+    let written = 0;
+    const known = items.filter((item) => copiedKey.test(String(item.sk)));
+    await forEachLimited(known, 16, async (item) => {
+      if (await this.putNew({ ...item, pk: pkOf(to) })) written++;
+    });
+    return written;
   }
 
   /** The body of the item a conditional write found already there: the first writer's. */
