@@ -33,7 +33,7 @@ async function pricedCore(extra: Partial<Run> = {}) {
   return core;
 }
 
-const files = async (core: Awaited<ReturnType<typeof pricedCore>>) => (await core.deps.workspaceFor('run-1').list('')).entries.map((e) => e.path);
+const files = async (core: Awaited<ReturnType<typeof pricedCore>>) => (await core.deps.workspaceFor('run-1').list('', 100)).entries.map((e) => e.path);
 const loop = (core: Awaited<ReturnType<typeof pricedCore>>) => runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 10 }, core.deps);
 
 describe('a run’s budget', () => {
