@@ -7,8 +7,7 @@
  * turn structure the loop already handles. An invalid answer goes back to the model as a tool
  * error naming each problem; a turn that ends without the tool gets a message asking for it.
  */
-import { Ajv, type ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
+import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import * as z from 'zod';
 import type { ToolSpec } from './model.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from './messages.js';
@@ -24,20 +23,30 @@ export const outputLimits = { schemaBytes: 16 * 1024, answerBytes: 64 * 1024 };
 /** The tool the answering agent calls with the run's final answer. */
 export const finalAnswerTool = 'final_answer';
 
-const draft07 = /^https?:\/\/json-schema\.org\/draft-07\/schema#?$/;
-
 const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
 
 /**
  * A fresh validator per schema: Ajv keeps every schema it compiled (and refuses a second one
  * with the same `$id`), so one shared instance would grow with every run a function serves.
  * `format` is an annotation, as JSON Schema 2020-12 has it by default, and unknown keywords are
- * allowed, as the specification allows them; draft-07 schemas are read as draft-07.
+ * allowed, as the specification allows them. A `$schema` naming another draft is dropped, as for
+ * Lambda tools' schemas (`adapters/tools/lambda.ts`): the keywords an answer's schema uses mean
+ * the same in draft-07.
  */
 function compile(schema: Record<string, unknown>): ValidateFunction {
-  const options = { strict: false, allErrors: true, validateFormats: false, logger: false } as const;
-  const ajv = typeof schema.$schema === 'string' && draft07.test(schema.$schema) ? new Ajv(options) : new Ajv2020(options);
-  return ajv.compile(schema);
+  const { $schema: _dialect, ...rest } = schema;
+  return new Ajv2020({ strict: false, allErrors: true, validateFormats: false, logger: false }).compile(rest);
+}
+
+/** Ajv's errors as one line a model can act on: `/path: problem; /path: problem`. */
+function describeErrors(errors: readonly ErrorObject[]): string {
+  return errors
+    .slice(0, 20)
+    .map((e) => {
+      const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
+      return `${e.instancePath || '(answer)'}: ${e.message ?? e.keyword}${extra}`;
+    })
+    .join('; ');
 }
 
 const compiled = new Map<string, ValidateFunction>();
@@ -76,7 +85,7 @@ export const OutputRequest = z
       .superRefine((schema, ctx) => {
         for (const message of schemaProblems(schema)) ctx.addIssue({ code: 'custom', message });
       })
-      .meta({ description: `A JSON Schema (draft 2020-12, or draft-07 by its $schema) with "type": "object" at the top; at most ${outputLimits.schemaBytes} bytes of JSON.` }),
+      .meta({ description: `A JSON Schema (draft 2020-12) with "type": "object" at the top; at most ${outputLimits.schemaBytes} bytes of JSON.` }),
   })
   .strict()
   .meta({ id: 'OutputRequest', description: 'Ask for the final answer as JSON: the run succeeds only with an answer that validates, in `result.output`.' });
@@ -138,8 +147,7 @@ export function checkAnswer(calls: readonly ToolUseBlock[], schema: Record<strin
     }
     const validate = validatorOf(schema);
     if (!validate(call.input)) {
-      const problems = (validate.errors ?? []).slice(0, 20).map((e) => `${e.instancePath || '(answer)'}: ${e.message ?? 'is invalid'}`);
-      refuse(`Not accepted: the answer does not match the schema. ${problems.join('; ')}. Fix these and call final_answer again.`);
+      refuse(`Not accepted: the answer does not match the schema. ${describeErrors(validate.errors ?? [])}. Fix these and call final_answer again.`);
       return;
     }
     check.results.push({ index, result: toolResult(call.id, 'Accepted: this is the final answer of the run.'), ran: true });
