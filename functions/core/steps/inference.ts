@@ -112,8 +112,8 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const { runId, agent, iteration } = input;
   const conversationId = input.conversationId ?? conversationIdOf(runId, agent);
   const profile = (deps.profile ?? agentProfile)(agent);
-  // Its budget and output schema: read on every step, before the model is called.
-  const run = await deps.runs.get(runId);
+  // The run's budget and output schema, before the model is called.
+  const run = await runControls(runId, deps);
   const schema = answerSchema(run, agent);
 
   // Bring the conversation up to date. If another writer took the sequence number first (a
@@ -264,7 +264,7 @@ async function settle(
   conversation: Conversation,
   input: InferenceInput,
   deps: InferenceDeps,
-  run: Run | undefined,
+  run: RunControls | undefined,
 ): Promise<InferenceResult> {
   const { usage, stopReason, model } = message.meta;
   const reason = stopReason ?? 'end_turn';
@@ -460,8 +460,34 @@ function nextSeq(messages: StoredMessage[]): number {
 
 // Budgets and structured output (docs/ARCHITECTURE.md, "Budgets", "Structured output").
 
+/** What a step needs of its run record besides the conversation. */
+type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd'>;
+
+/** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
+const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
+
+/**
+ * The run's controls. Its owner, day and output schema never change, so a warm function reads a
+ * run without a budget once; a run with one is read on every step, for what it has spent.
+ */
+async function runControls(runId: string, deps: InferenceDeps): Promise<RunControls | undefined> {
+  let known = knownRuns.get(deps.runs);
+  if (!known) knownRuns.set(deps.runs, (known = new Map()));
+  const cached = known.get(runId);
+  if (cached) return cached;
+  const run = await deps.runs.get(runId);
+  if (!run) return undefined;
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd } = run;
+  const controls = { runId, ...(owner ? { owner } : {}), createdAt, ...(budget ? { budget } : {}), ...(output ? { output } : {}), usage, ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}) };
+  if (!budget) {
+    if (known.size >= 100) known.delete(known.keys().next().value ?? '');
+    known.set(runId, controls);
+  }
+  return controls;
+}
+
 /** The output schema the agent must answer with, if the run asked for one and this agent answers it. */
-function answerSchema(run: Run | undefined, agent: AgentName): Record<string, unknown> | undefined {
+function answerSchema(run: RunControls | undefined, agent: AgentName): Record<string, unknown> | undefined {
   return run?.output && answersRun(agent) ? run.output.schema : undefined;
 }
 
@@ -494,7 +520,7 @@ async function answerFinalCalls(
 }
 
 /** Counts a summary call of this step (once, however often this runs), then stops the run if that spent its budget. */
-async function countSummary(summary: Compaction, input: InferenceInput, deps: InferenceDeps, run: Run | undefined): Promise<void> {
+async function countSummary(summary: Compaction, input: InferenceInput, deps: InferenceDeps, run: RunControls | undefined): Promise<void> {
   const costUsd = estimateCost(summary.model, summary.usage);
   await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
     usage: summary.usage,
@@ -511,10 +537,11 @@ async function countSummary(summary: Compaction, input: InferenceInput, deps: In
  * daily counter first). The calls of `turn`, the turn that crossed the budget, are answered as
  * not run, so none of them runs and the conversation stays whole.
  */
-async function stopIfSpent(run: Run | undefined, input: InferenceInput, deps: InferenceDeps, counted: boolean, turn?: StoredMessage): Promise<void> {
+async function stopIfSpent(run: RunControls | undefined, input: InferenceInput, deps: InferenceDeps, counted: boolean, turn?: StoredMessage): Promise<void> {
   const daily = deps.budgets?.dailyMaxUsd !== undefined && deps.spend !== undefined && run?.owner !== undefined;
   if (!run || (!run.budget && !daily)) return;
-  const current = counted ? ((await deps.runs.get(run.runId)) ?? run) : run;
+  // A cached run (one without a budget) holds no current spend; after a counted call, read it again.
+  const current: RunControls = counted ? ((await deps.runs.get(run.runId)) ?? run) : run;
   let reason = runBudgetSpent(current);
   if (daily && deps.spend && current.owner) {
     const cost = current.estimatedCostUsd ?? 0;
