@@ -3,7 +3,7 @@
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { McpServerConfig } from '../lib/external-tools.js';
-import type { ApiAuth, CallerSettings } from '../lib/front-door.js';
+import type { ApiAuth, BudgetProps, CallerSettings } from '../lib/front-door.js';
 import { StepwiseStack } from '../lib/stepwise-stack.js';
 
 const app = new App();
@@ -24,6 +24,8 @@ new StepwiseStack(app, 'Stepwise', {
   auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
   // { "separateReviewer"?: true, "maxRunningRunsPerCaller"?: 5, "trustedSources"?: ["app.portal"] }.
   callers: (app.node.tryGetContext('stepwise:callers') as CallerSettings | undefined) ?? {},
+  // { "defaultRunMaxUsd"?: 2, "defaultRunMaxTokens"?: 2000000, "dailyMaxUsdPerCaller"?: 50 }.
+  budgets: (app.node.tryGetContext('stepwise:budgets') as BudgetProps | undefined) ?? {},
   // Tools whose calls wait for a reviewer in every run, and how long a call waits (seconds).
   approvalTools: (app.node.tryGetContext('stepwise:approvalTools') as string[] | undefined) ?? [],
   approvalTimeout: Duration.seconds(Number(context('approvalTimeout') ?? 86_400)),

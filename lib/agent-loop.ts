@@ -71,7 +71,7 @@ export interface AgentLoopProps {
  * Input: `{ runId, agent, conversationId, maxIterations, model }` (model empty for the default). Only ids and counters travel
  * between states (invariant 1, docs/ARCHITECTURE.md); messages and tool outputs stay in DynamoDB/S3.
  * Fails with `MaxIterationsExceeded`, `ModelRefused`, `ContextWindowExceeded` or the step's
- * own error name, with a plain-text cause.
+ * own error name (`BudgetExceeded`, when a budget is spent), with a plain-text cause.
  */
 export class AgentLoop extends Construct {
   public readonly stateMachine: sfn.StateMachine;
@@ -289,7 +289,8 @@ export class AgentLoop extends Construct {
       )
       .when(sfn.Condition.stringEquals('$.step.stopReason', 'refusal'), refused)
       .when(sfn.Condition.stringEquals('$.step.stopReason', 'model_context_window_exceeded'), tooLong)
-      // max_tokens and pause_turn: the next inference step repairs or resumes the turn.
+      // max_tokens, pause_turn and answer_required: the next inference step repairs or resumes
+      // the turn, or asks for the structured answer the run still needs.
       .otherwise(next);
     tools.next(next);
     next.next(withinLimit);

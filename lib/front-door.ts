@@ -43,6 +43,46 @@ export interface CallerSettings {
   readonly trustedSources?: string[];
 }
 
+/** Deployment settings of budgets (docs/ARCHITECTURE.md, "Budgets"). */
+export interface BudgetProps {
+  /**
+   * The budget of a run whose request names none, in USD of estimated model cost; a request's
+   * `budget` overrides it field by field.
+   * @default no USD budget
+   */
+  readonly defaultRunMaxUsd?: number;
+  /**
+   * The same in tokens (input, output, cache reads and writes together).
+   * @default no token budget
+   */
+  readonly defaultRunMaxTokens?: number;
+  /**
+   * What one caller's runs may cost per UTC day, in USD: once spent, new runs are refused (429
+   * `BudgetExceeded`) and running ones stop at their next model call.
+   * @default no daily limit
+   */
+  readonly dailyMaxUsdPerCaller?: number;
+}
+
+/** The environment that tells the functions the budgets; refuses a setting that is not a positive number. */
+export function budgetEnvironment(budgets: BudgetProps = {}): Record<string, string> {
+  const settings = [
+    ['defaultRunMaxUsd', 'STEPWISE_DEFAULT_RUN_MAX_USD', budgets.defaultRunMaxUsd],
+    ['defaultRunMaxTokens', 'STEPWISE_DEFAULT_RUN_MAX_TOKENS', budgets.defaultRunMaxTokens],
+    ['dailyMaxUsdPerCaller', 'STEPWISE_DAILY_MAX_USD', budgets.dailyMaxUsdPerCaller],
+  ] as const;
+  const env: Record<string, string> = {};
+  for (const [name, variable, value] of settings) {
+    if (value === undefined) continue;
+    const whole = name === 'defaultRunMaxTokens';
+    if (typeof value !== 'number' || !(value > 0) || (whole && !Number.isInteger(value))) {
+      throw new Error(`budgets.${name} must be a positive ${whole ? 'whole ' : ''}number, not ${JSON.stringify(value)}.`);
+    }
+    env[variable] = String(value);
+  }
+  return env;
+}
+
 /** Lambda's retries of an intake invocation that threw, before it goes to the dead letters (at most 2). */
 export const intakeRetryAttempts = 2;
 
@@ -75,6 +115,11 @@ export interface FrontDoorProps {
    * @default {}
    */
   readonly callers?: CallerSettings;
+  /**
+   * Default run budgets and the daily limit per caller.
+   * @default {} (no budgets)
+   */
+  readonly budgets?: BudgetProps;
   /**
    * How long a session lock stands even for a run whose record still says running; set it above
    * the orchestrator's timeout, which no run outlives.
@@ -133,6 +178,7 @@ export class FrontDoor extends Construct {
       ...(props.sessionLease ? { STEPWISE_SESSION_LEASE_SECONDS: String(props.sessionLease.toSeconds()) } : {}),
       ...(props.approvalTools?.length ? { STEPWISE_APPROVAL_TOOLS: props.approvalTools.join(',') } : {}),
       ...(props.allowedModels ? { STEPWISE_ALLOWED_MODELS: props.allowedModels.join(',') } : {}),
+      ...budgetEnvironment(props.budgets),
     };
 
     this.deadLetters = new sqs.Queue(this, 'DeadLetters', {
@@ -155,6 +201,8 @@ export class FrontDoor extends Construct {
       storage.grantRunRecords(fn, 'readWrite');
       storage.grantIntakeRecords(fn);
       orchestrator.grantStartExecution(fn);
+      // Refusing runs once a caller's day is spent needs that day's sum.
+      if (props.budgets?.dailyMaxUsdPerCaller !== undefined) storage.grantSpend(fn, 'read');
     }
     this.deadLetters.grantSendMessages(this.intakeFunction.function);
     // The rule invokes the intake asynchronously: an invocation that throws (a transient fault, a

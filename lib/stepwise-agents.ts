@@ -15,7 +15,7 @@ import { AgentLoop } from './agent-loop.js';
 import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
-import { type ApiAuth, type CallerSettings, FrontDoor } from './front-door.js';
+import { type ApiAuth, type BudgetProps, type CallerSettings, FrontDoor, budgetEnvironment } from './front-door.js';
 import { StepwiseFunction } from './function.js';
 import { Observability } from './observability.js';
 import { Orchestrator } from './orchestrator.js';
@@ -61,6 +61,11 @@ export interface StepwiseAgentsProps {
    * @default {} (owners may decide their own runs' calls, no quota, no trusted sources)
    */
   readonly callers?: CallerSettings;
+  /**
+   * Budgets: a default per run (USD, tokens) and a daily USD limit per caller.
+   * @default {} (no budgets: a run may still name its own)
+   */
+  readonly budgets?: BudgetProps;
   /**
    * Name of an existing Secrets Manager secret holding the Anthropic API key.
    * @default a new secret, `<stack name>/anthropic-api-key`, whose value you set after deploying
@@ -209,6 +214,9 @@ export class StepwiseAgents extends Construct {
       }
     }
 
+    // Fail at synth on a budget that is not a positive number.
+    const budgetEnv = budgetEnvironment(props.budgets);
+
     // Timeouts nest (invariant 3, docs/ARCHITECTURE.md): one model call 240 s, with no SDK retry, < Lambda
     // 300 s < state 360 s; the state machine's Retry is the only retry loop.
     this.inference = new StepwiseFunction(this, 'Inference', {
@@ -224,6 +232,8 @@ export class StepwiseAgents extends Construct {
         STEPWISE_MODEL_TIMEOUT_MS: String(Duration.minutes(4).toMilliseconds()),
         STEPWISE_MODEL_MAX_RETRIES: '0',
         ...(this.anthropicKey ? { ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn } : {}),
+        // A run's own budget is on its record; the daily limit the function is told.
+        ...(budgetEnv.STEPWISE_DAILY_MAX_USD ? { STEPWISE_DAILY_MAX_USD: budgetEnv.STEPWISE_DAILY_MAX_USD } : {}),
       },
     });
     this.anthropicKey?.grantRead(this.inference.function);
@@ -231,6 +241,7 @@ export class StepwiseAgents extends Construct {
     this.storage.grantConversationMemory(this.inference.function);
     this.storage.grantRunRecords(this.inference.function, 'update');
     this.storage.grantToolCatalog(this.inference.function, 'write');
+    if (props.budgets?.dailyMaxUsdPerCaller !== undefined) this.storage.grantSpend(this.inference.function, 'record');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).
@@ -292,6 +303,7 @@ export class StepwiseAgents extends Construct {
       sessionLease: runTimeout.plus(Duration.minutes(15)),
       ...(props.auth ? { auth: props.auth } : {}),
       ...(props.callers ? { callers: props.callers } : {}),
+      ...(props.budgets ? { budgets: props.budgets } : {}),
     });
 
     this.executionEnded = new ExecutionEnded(this, 'ExecutionEnded', {

@@ -132,6 +132,14 @@ export class Storage extends Construct {
     this.grantItems(grantee, ['dynamodb:UpdateItem'], ['sessions']);
   }
 
+  /**
+   * The daily spend of callers (`spend#<ownerKey>#<day>`): `read` (sum a day: the intake and the
+   * API refuse runs once it is spent), `record` (also copy a run's cost into it: inference).
+   */
+  grantSpend(grantee: iam.IGrantable, access: 'read' | 'record'): void {
+    this.grantItems(grantee, access === 'record' ? ['dynamodb:Query', 'dynamodb:UpdateItem'] : ['dynamodb:Query'], ['spend']);
+  }
+
   /** List runs by owner or tenant (`GET /runs`): queries of the run indexes only. */
   grantRunListing(grantee: iam.IGrantable): void {
     this.grantIndexQuery(grantee, ['byOwner', 'byTenant', 'running']);

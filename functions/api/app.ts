@@ -178,6 +178,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         202: { description: 'Accepted.', content: json(Accepted) },
         400: refusal('Invalid input; `issues` names each bad field.'),
         409: refusal('The Idempotency-Key was used with another body, or the session has a running run.'),
+        429: refusal('`TooManyRuns`: the caller has as many runs running as the deployment allows; `BudgetExceeded`: its daily budget is spent.'),
       },
     }),
     async (c) => {

@@ -7,6 +7,7 @@ import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod';
 import { ApprovalAlreadyDecided, ApprovalNotFound, RunNotRunning } from '../core/approvals.js';
+import { BudgetExceeded } from '../core/budgets.js';
 import { Forbidden, TooManyRuns, Unauthenticated } from '../core/callers.js';
 import { StepwiseError } from '../core/errors.js';
 import { ForkTooLarge, InvalidFork } from '../core/fork.js';
@@ -84,6 +85,7 @@ const clientErrors: [new (...args: never[]) => StepwiseError, ContentfulStatusCo
   [Unauthenticated, 401],
   [Forbidden, 403],
   [TooManyRuns, 429],
+  [BudgetExceeded, 429],
 ];
 
 /** The app's `onError`: a known error answers with its status; anything else is logged and answers 500. */

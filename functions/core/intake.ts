@@ -5,10 +5,12 @@
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { ApprovalPolicy, gatedTools } from './approvals.js';
+import { Budget, BudgetExceeded, type BudgetSettings, type SpendStore, dailyBudgetSpent, dayOf, runBudget } from './budgets.js';
 import { type Caller, Forbidden, Owner, TooManyRuns, callerFromEvent, ownerKey, owns } from './callers.js';
 import { conversationIdOf } from './conversation.js';
 import { StepwiseError, messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
+import { OutputRequest } from './output.js';
 import type { ForkedFrom, Run, RunStore } from './runs.js';
 
 export const maxGoalChars = 100_000;
@@ -36,6 +38,8 @@ export function runRequestFields(allowedModels?: readonly string[]) {
     maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
     model: modelField(allowedModels),
     approvals: ApprovalPolicy.optional(),
+    budget: Budget.optional(),
+    output: OutputRequest.optional(),
   };
 }
 
@@ -148,6 +152,10 @@ export interface IntakeDeps {
   maxRunningRuns?: number;
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`). */
   trustedSources?: readonly string[];
+  /** The default budget of a run and the daily limit per caller; none when absent. */
+  budgets?: BudgetSettings;
+  /** What each caller's runs cost per day, for the daily limit (needed when `budgets.dailyMaxUsd` is set). */
+  spend?: Pick<SpendStore, 'spentOn'>;
   /**
    * Told of each run this intake created, once per run: a repeated request (idempotency key,
    * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
@@ -165,10 +173,20 @@ export class SessionBusy extends StepwiseError {
   override readonly name = 'SessionBusy';
 }
 
-/** The hash of a validated body: key order and defaults do not change it. */
+/** The hash of a validated body: key order (at any depth) and defaults do not change it; nested values (a budget, a schema) do. */
 export function bodyHash(body: CreateRunBody): string {
-  const canonical = JSON.stringify(body, Object.keys(body).sort());
-  return createHash('sha256').update(canonical).digest('hex');
+  return createHash('sha256').update(JSON.stringify(sortedKeys(body))).digest('hex');
+}
+
+/** A JSON value with the keys of every object in order, so equal values serialize alike. */
+function sortedKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(sortedKeys);
+  if (typeof value !== 'object' || value === null) return value;
+  return Object.fromEntries(
+    Object.keys(value)
+      .sort()
+      .map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]),
+  );
 }
 
 export interface CreateRunOptions {
@@ -242,6 +260,7 @@ export async function createRun(
   if (deps.maxRunningRuns !== undefined && (await deps.runs.countRunning(owner)) >= deps.maxRunningRuns) {
     throw new TooManyRuns(`You have ${deps.maxRunningRuns} runs running, the most this deployment allows; wait for one to end or cancel one.`);
   }
+  await refuseWhenDailySpent(owner, clock(), deps);
   if (idempotencyKey && deps.idempotency) {
     // Two first requests racing: the claim that stands names the run both answer with.
     const claim = await deps.idempotency.claim(idempotencyKey, { runId, bodyHash: hash }, clock());
@@ -261,6 +280,7 @@ export async function createRun(
   if (options.fork) await options.fork.copy(runId);
   const now = clock().toISOString();
   const gated = gatedTools(deps.approvalTools ?? [], body.approvals?.tools);
+  const budget = runBudget(body.budget, deps.budgets);
   const run: Run = {
     runId,
     mode: body.mode,
@@ -270,6 +290,8 @@ export async function createRun(
     ...(body.model ? { model: body.model } : {}),
     ...(gated.length ? { approvals: { tools: gated } } : {}),
     ...(options.fork ? { forkedFrom: options.fork.from } : {}),
+    ...(budget ? { budget } : {}),
+    ...(body.output ? { output: body.output } : {}),
     status: 'running',
     phase: 'idle',
     iterations: {},
@@ -295,6 +317,15 @@ export async function createRun(
     throw error;
   }
   return { runId, status: stored.status, phase: stored.phase };
+}
+
+/** Refuses a new run once the caller's runs of today have spent its daily budget (429 `BudgetExceeded`). */
+async function refuseWhenDailySpent(owner: Owner, now: Date, deps: Pick<IntakeDeps, 'budgets' | 'spend'>): Promise<void> {
+  const limit = deps.budgets?.dailyMaxUsd;
+  if (limit === undefined || !deps.spend) return;
+  const day = dayOf(now);
+  const spent = dailyBudgetSpent(await deps.spend.spentOn(owner, day), limit, day);
+  if (spent) throw new BudgetExceeded(`${spent} Runs can start again tomorrow (UTC).`);
 }
 
 /** Where events that fail validation go, with the reason (invariant 10, docs/ARCHITECTURE.md). */

@@ -51,7 +51,7 @@ export async function runAgentLoop(options: LoopOptions, deps: InferenceDeps & T
           ),
         );
         break;
-      // max_tokens and pause_turn need nothing here: the next step continues the turn.
+      // max_tokens, pause_turn and answer_required need nothing here: the next step continues the turn.
       case 'refusal':
         throw new ModelRefused('The model declined to continue this run.');
       case 'model_context_window_exceeded':

@@ -3,6 +3,7 @@
  */
 import * as z from 'zod';
 import { ApprovalPolicy } from './approvals.js';
+import { Budget } from './budgets.js';
 import { Owner } from './callers.js';
 import { AgentName } from './names.js';
 import { Usage } from './messages.js';
@@ -25,7 +26,12 @@ export const RunError = z.object({
 });
 export type RunError = z.infer<typeof RunError>;
 
-export const RunResult = z.object({ response: z.string(), actionsTaken: z.array(z.string()) });
+export const RunResult = z.object({
+  response: z.string(),
+  actionsTaken: z.array(z.string()),
+  /** The validated final answer, when the run asked for structured output. */
+  output: z.record(z.string(), z.unknown()).optional(),
+});
 export type RunResult = z.infer<typeof RunResult>;
 
 /** Where a forked run came from: the source run, the agent whose conversation it copied, and the message it was cut at. */
@@ -46,6 +52,10 @@ export const Run = z.object({
   approvals: ApprovalPolicy.optional(),
   /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
   forkedFrom: ForkedFrom.optional(),
+  /** What the run may spend: the request's budget, with the deployment's default for what it leaves out. */
+  budget: Budget.optional(),
+  /** The JSON Schema the final answer must match (structured output). */
+  output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
   status: RunStatus,
   phase: Phase,
   currentAgent: AgentName.optional(),
@@ -73,6 +83,12 @@ export interface StepOutcome {
   costUsd?: number;
   /** The run's result, when this step finished the agent that answers the run. */
   result?: RunResult;
+  /**
+   * Which model call of the step this is: a step that compacts the conversation makes a summary
+   * call before its answer, counted apart (and first) so a budget can stop the run between them.
+   * @default 'answer'
+   */
+  call?: 'answer' | 'summary';
 }
 
 /** Durable run records. */
@@ -81,7 +97,7 @@ export interface RunStore {
   /** Creates the record unless a run with that id exists; `false` when it did. */
   create(run: Run): Promise<boolean>;
   /**
-   * Adds one inference step's usage, cost and iteration count, once per (agent, iteration)
+   * Adds one inference step's usage, cost and iteration count, once per (agent, iteration, call)
    * however often it is called, so a retried step is not counted twice.
    */
   recordStep(runId: string, agent: AgentName, iteration: number, outcome: StepOutcome): Promise<void>;

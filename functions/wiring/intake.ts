@@ -35,6 +35,8 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     sessions: wiring.sessions,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
     trustedSources: wiring.env.STEPWISE_TRUSTED_SOURCES,
+    budgets: wiring.budgets,
+    spend: wiring.spend,
     ...(hooks.onCreated ? { onCreated: hooks.onCreated } : {}),
     ...(wiring.env.STEPWISE_MAX_RUNNING_RUNS ? { maxRunningRuns: wiring.env.STEPWISE_MAX_RUNNING_RUNS } : {}),
     ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { allowedModels: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),

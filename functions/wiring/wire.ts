@@ -8,6 +8,7 @@ import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
 import { toolNames } from '../core/names.js';
 import type { ApprovalStore } from '../core/approvals.js';
+import type { BudgetSettings, SpendStore } from '../core/budgets.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import type { ConversationStore } from '../core/conversation.js';
 import type { ForkCopies } from '../core/fork.js';
@@ -22,6 +23,7 @@ import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
+import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
 
@@ -122,6 +124,11 @@ export const Env = z.object({
   STEPWISE_MAX_RUNNING_RUNS: z.coerce.number().int().positive().optional(),
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`), comma-separated. */
   STEPWISE_TRUSTED_SOURCES: commaList,
+  /** The budget of a run that names none, in USD and in tokens (API and intake functions); none when unset. */
+  STEPWISE_DEFAULT_RUN_MAX_USD: z.coerce.number().positive().optional(),
+  STEPWISE_DEFAULT_RUN_MAX_TOKENS: z.coerce.number().int().positive().optional(),
+  /** What one caller's runs may cost per UTC day, in USD (API, intake and inference functions); no limit when unset. */
+  STEPWISE_DAILY_MAX_USD: z.coerce.number().positive().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;
@@ -183,6 +190,10 @@ export interface Wiring {
   approvals: ApprovalStore;
   /** Copies a fork's conversation and files (the API function's fork route). */
   forks: ForkCopies;
+  /** The default run budget and the daily limit per caller. */
+  budgets: BudgetSettings;
+  /** What each caller's runs cost per day (the daily limit's counter). */
+  spend: SpendStore;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
 }
@@ -226,6 +237,8 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {}),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
+    budgets: budgetSettings(env),
+    spend: new DynamoSpendStore(doc, env.STEPWISE_TABLE),
     model:
       typeof parts.model === 'function'
         ? parts.model(env)
@@ -237,6 +250,18 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
       compactAt: env.STEPWISE_COMPACT_AT,
     },
     workspaceFor: (parts.workspaces ?? plainWorkspaces)(env, s3),
+  };
+}
+
+/** The deployment's budgets, from the environment. */
+export function budgetSettings(env: Env): BudgetSettings {
+  const defaultRun = {
+    ...(env.STEPWISE_DEFAULT_RUN_MAX_USD !== undefined ? { maxUsd: env.STEPWISE_DEFAULT_RUN_MAX_USD } : {}),
+    ...(env.STEPWISE_DEFAULT_RUN_MAX_TOKENS !== undefined ? { maxTokens: env.STEPWISE_DEFAULT_RUN_MAX_TOKENS } : {}),
+  };
+  return {
+    ...(Object.keys(defaultRun).length ? { defaultRun } : {}),
+    ...(env.STEPWISE_DAILY_MAX_USD !== undefined ? { dailyMaxUsd: env.STEPWISE_DAILY_MAX_USD } : {}),
   };
 }
 

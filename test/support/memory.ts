@@ -3,7 +3,8 @@
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
 import type { Approval, ApprovalStore, TaskTokens } from '../../functions/core/approvals.js';
-import { type Owner, owns } from '../../functions/core/callers.js';
+import type { SpendStore } from '../../functions/core/budgets.js';
+import { type Owner, ownerKey, owns } from '../../functions/core/callers.js';
 import type { Compaction } from '../../functions/core/conversation.js';
 import {
   type Conversation,
@@ -125,9 +126,9 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result }: StepOutcome): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<void> {
     const run = this.runs.get(runId);
-    const step = `${runId}/${agent}#${iteration}`;
+    const step = `${runId}/${agent}#${iteration}${call === 'summary' ? '#summary' : ''}`;
     if (!run || this.counted.has(step)) return;
     this.counted.add(step);
     run.iterations[agent] = iteration + 1;
@@ -192,6 +193,21 @@ export class MemoryRunStore implements RunStore {
   async finish(runId: string, outcome: Partial<Run>): Promise<void> {
     const run = this.runs.get(runId);
     if (run) Object.assign(run, outcome);
+  }
+}
+
+/** The daily spend counter in memory: per owner and day, each run's cost (raised, never lowered). */
+export class MemorySpendStore implements SpendStore {
+  readonly runs = new Map<string, number>();
+
+  async spentOn(owner: Owner, day: string): Promise<number> {
+    const prefix = `${ownerKey(owner)}#${day}#`;
+    return [...this.runs.entries()].filter(([key]) => key.startsWith(prefix)).reduce((sum, [, usd]) => sum + usd, 0);
+  }
+
+  async recordRun(owner: Owner, day: string, runId: string, usd: number): Promise<void> {
+    const key = `${ownerKey(owner)}#${day}#${runId}`;
+    if ((this.runs.get(key) ?? -1) < usd) this.runs.set(key, usd);
   }
 }
 

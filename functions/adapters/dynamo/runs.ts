@@ -1,11 +1,14 @@
 /**
  * Run records on DynamoDB: `pk = run#<runId>`, `sk = run`. Usage counters are top-level numbers
  * so a step can `ADD` to them; a string set of counted steps makes that addition happen once.
+ * An output schema and a structured answer are kept as JSON text (`outputSchema`,
+ * `result.outputJson`): their bytes stay as given (the schema is sent to the model on every step)
+ * and no nesting depth limit of DynamoDB maps applies.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import { type Owner, ownerKey } from '../../core/callers.js';
 import type { AgentName } from '../../core/names.js';
-import { InvalidCursor, Run, type RunError, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
+import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
 import { type Usage, zeroUsage } from '../../core/messages.js';
 import type { Plan } from '../../core/plan.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
@@ -48,12 +51,16 @@ export class DynamoRunStore implements RunStore {
       runningKey: _running,
       listKey: _list,
       goalPreview: _preview,
+      outputSchema,
+      result,
       ...rest
     } = out.Item;
     const goal = typeof goalRef === 'string' ? await this.options.blobs.get(goalRef) : rest.goal;
     return Run.parse({
       ...rest,
       goal,
+      ...(typeof outputSchema === 'string' ? { output: { schema: JSON.parse(outputSchema) as unknown } } : {}),
+      ...(result ? { result: fromStoredResult(result as Record<string, unknown>) } : {}),
       usage: {
         inputTokens: inputTokens ?? 0,
         outputTokens: outputTokens ?? 0,
@@ -64,7 +71,7 @@ export class DynamoRunStore implements RunStore {
   }
 
   async create(run: Run): Promise<boolean> {
-    const { usage, goal, usageByAgent: _byAgent, estimatedCostUsd: _cost, ...rest } = Run.parse(run);
+    const { usage, goal, usageByAgent: _byAgent, estimatedCostUsd: _cost, output, ...rest } = Run.parse(run);
     const goalField =
       Buffer.byteLength(goal, 'utf8') > inlineGoalBytes
         ? { goalRef: await this.options.blobs.put(`runs/${encodeURIComponent(run.runId)}/goal`, goal) }
@@ -79,6 +86,7 @@ export class DynamoRunStore implements RunStore {
               ...key(run.runId),
               ...rest,
               ...goalField,
+              ...(output ? { outputSchema: JSON.stringify(output.schema) } : {}),
               ...usage,
               usageByAgent: usageMaps(run.mode),
               estimatedCostUsd: 0,
@@ -95,8 +103,9 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result }: StepOutcome): Promise<void> {
-    const step = `${agent}#${iteration}`;
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<void> {
+    // A summary call is counted apart from the step's answer (once each).
+    const step = call === 'summary' ? `${agent}#${iteration}#summary` : `${agent}#${iteration}`;
     try {
       await guard('Recording a step', () =>
         this.options.doc.send(
@@ -120,7 +129,7 @@ export class DynamoRunStore implements RunStore {
               ':stepName': step,
               ':iterations': iteration + 1,
               ':now': this.clock().toISOString(),
-              ...(result ? { ':result': result } : {}),
+              ...(result ? { ':result': toStoredResult(result) } : {}),
             },
           }),
         ),
@@ -273,6 +282,15 @@ export class DynamoRunStore implements RunStore {
       ),
     );
   }
+}
+
+/** A result as the item keeps it: the structured answer as JSON text. */
+function toStoredResult({ output, ...result }: RunResult): Record<string, unknown> {
+  return output ? { ...result, outputJson: JSON.stringify(output) } : result;
+}
+
+function fromStoredResult({ outputJson, ...result }: Record<string, unknown>): Record<string, unknown> {
+  return typeof outputJson === 'string' ? { ...result, output: JSON.parse(outputJson) as unknown } : result;
 }
 
 function usageMaps(mode: Run['mode']): Partial<Record<AgentName, Usage>> {

@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { ContentBlock, StopReason, Usage, toolUses } from '../../core/messages.js';
 import { StepwiseError } from '../../core/errors.js';
 import type { ModelProvider, ModelRequest, ModelResponse } from '../../core/model.js';
+import { finalAnswerNudge } from '../../core/output.js';
 import { truncatedTextNote } from '../../core/steps/inference.js';
 import { finishPlan } from '../../core/tools/finish-plan.js';
 
@@ -113,14 +114,17 @@ export function scriptTurn(script: readonly ScriptedTurn[], request: ScriptedReq
   return script[scriptPosition(script, request)];
 }
 
+/** Notes the loop adds as user text; they continue a run rather than open one. */
+const loopNotes = new Set([truncatedTextNote, finalAnswerNudge]);
+
 /** Whether a user message's content starts a run: text of its own, other than a note the loop adds. */
 function opensRun(content: unknown): boolean {
-  if (typeof content === 'string') return content !== truncatedTextNote;
+  if (typeof content === 'string') return !loopNotes.has(content);
   if (!Array.isArray(content)) return false;
   return content.some(
     (block: unknown) =>
       typeof block === 'object' && block !== null && 'type' in block && block.type === 'text' &&
-      'text' in block && block.text !== truncatedTextNote,
+      'text' in block && typeof block.text === 'string' && !loopNotes.has(block.text),
   );
 }
 

@@ -14,6 +14,7 @@ import {
 } from '../compaction.js';
 import { type AgentProfile, agentProfile, openingMessage } from '../agents.js';
 import type { ApprovalStore } from '../approvals.js';
+import { BudgetExceeded, type BudgetSettings, type SpendStore, dailyBudgetSpent, dayOf, notRunForBudget, runBudgetSpent } from '../budgets.js';
 import {
   type Compaction,
   type Conversation,
@@ -33,8 +34,6 @@ import {
   textOf,
   toolResult,
   toolUses,
-  type Usage,
-  zeroUsage,
 } from '../messages.js';
 import {
   ContextWindowExceeded,
@@ -45,8 +44,9 @@ import {
   type ModelSettings,
 } from '../model.js';
 import { AgentName } from '../names.js';
+import { answersRun, checkAnswer, finalAnswerNudge, finalAnswerSpec, finalAnswerSystemNote, finalAnswerTool } from '../output.js';
 import { estimateCost } from '../prices.js';
-import type { RunResult, RunStore } from '../runs.js';
+import type { Run, RunResult, RunStore } from '../runs.js';
 import { type ExternalTools, externalSpecs, unavailableNote } from '../tools/external.js';
 
 export const InferenceInput = z.object({
@@ -69,7 +69,11 @@ export const ToolCallRef = z.object({
 
 /** What the state machine carries between states: ids and a few numbers (invariant 1, docs/ARCHITECTURE.md). */
 export const InferenceResult = z.object({
-  stopReason: StopReason,
+  /**
+   * The model's stop reason, or `answer_required`: the turn ended without the `final_answer` a
+   * structured-output run needs, so the loop goes on and the next step asks for it.
+   */
+  stopReason: z.union([StopReason, z.literal('answer_required')]),
   /** The calls to run now; empty unless `stopReason` is `tool_use`. */
   toolCalls: z.array(ToolCallRef),
   iteration: z.number().int().nonnegative(),
@@ -90,6 +94,11 @@ export interface InferenceDeps {
   approvals?: Pick<ApprovalStore, 'toolsFor'>;
   /** MCP and Lambda tools, listed once per run; none when absent. */
   externalTools?: Pick<ExternalTools, 'forRun'>;
+  /** The daily limit per caller; none when absent. A run's own budget is on its record. */
+  budgets?: Pick<BudgetSettings, 'dailyMaxUsd'>;
+  /** What each caller's runs cost per day (needed for the daily limit). */
+  spend?: SpendStore;
+  clock?: () => Date;
 }
 
 /**
@@ -103,6 +112,9 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const { runId, agent, iteration } = input;
   const conversationId = input.conversationId ?? conversationIdOf(runId, agent);
   const profile = (deps.profile ?? agentProfile)(agent);
+  // The run's budget and output schema, before the model is called.
+  const run = await runControls(runId, deps);
+  const schema = answerSchema(run, agent);
 
   // Bring the conversation up to date. If another writer took the sequence number first (a
   // stale step of an earlier run of the session), look again rather than call the model on a
@@ -110,11 +122,11 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   let conversation = await deps.conversations.load(conversationId);
   for (let attempt = 0; ; attempt++) {
     const answered = findStep(conversation.messages, runId, iteration);
-    if (answered) return settle(answered, conversation, input, deps);
+    if (answered) return settle(answered, conversation, input, deps, run);
     const finished = finishedBy(conversation, profile, runId);
     if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
     const opening = await openingFor(conversation, input, deps);
-    const next = planUserMessage(conversation, runId, iteration, opening);
+    const next = planUserMessage(conversation, runId, iteration, opening, schema && answerMissing(conversation, runId));
     if (!next) break;
     for (const [index, result] of next.repairs) {
       // A call answered for want of a result did not run (as far as anyone knows).
@@ -136,10 +148,13 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   // The run's external tools come from its stored catalog, so every step sends the same bytes.
   const catalog = deps.externalTools ? await deps.externalTools.forRun(runId) : undefined;
   const external = externalSpecs(catalog, agent);
-  const request = {
-    system: profile.system + unavailableNote(catalog, agent),
-    tools: external.length ? [...profile.tools.specs(), ...external] : profile.tools.specs(),
-  };
+  const request = withFinalAnswer(
+    {
+      system: profile.system + unavailableNote(catalog, agent),
+      tools: external.length ? [...profile.tools.specs(), ...external] : profile.tools.specs(),
+    },
+    schema,
+  );
   const ask = (c: Conversation) =>
     deps.model.generate({
       model,
@@ -149,11 +164,15 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     });
   // Compact once at most per step: before the call when the conversation nears the window, or
   // when the model says it no longer fits (invariant 11, docs/ARCHITECTURE.md); a second "too long" is the run's error.
-  let compacted = madeBy(conversation.compaction, input) !== undefined;
+  // Each model call is preceded by a budget check; a summary is counted before the answer is asked for.
+  const earlier = madeBy(conversation.compaction, input);
+  await (earlier ? countSummary(earlier, input, deps, run) : stopIfSpent(run, input, deps, false));
+  let compacted = earlier !== undefined;
   if (!compacted && needsCompaction(conversation, policy, deps.settings.maxTokens)) {
     const shorter = await compact(conversation, conversationId, request, model, input, deps, policy);
     compacted = shorter !== undefined;
     conversation = shorter ?? conversation;
+    if (shorter?.compaction) await countSummary(shorter.compaction, input, deps, run);
   }
   let response: ModelResponse;
   try {
@@ -166,6 +185,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const cutBy = refusedPolicy(conversation, policy, error.limitTokens);
     const shorter = await compact(conversation, conversationId, request, model, input, deps, cutBy);
     if (!shorter) throw error;
+    if (shorter.compaction) await countSummary(shorter.compaction, input, deps, run);
     conversation = shorter;
     response = await ask(conversation);
   }
@@ -187,9 +207,9 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const reloaded = await deps.conversations.load(conversationId);
     const winner = findStep(reloaded.messages, runId, iteration);
     if (!winner) throw new StepStateInvalid(`Message ${seq} of ${conversationId} was taken by another step.`);
-    return settle(winner, reloaded, input, deps);
+    return settle(winner, reloaded, input, deps, run);
   }
-  return settle(stored, { ...conversation, messages: [...messages, stored] }, input, deps);
+  return settle(stored, { ...conversation, messages: [...messages, stored] }, input, deps, run);
 }
 
 /**
@@ -236,36 +256,39 @@ function madeBy(compaction: Compaction | undefined, input: InferenceInput): Comp
 
 /**
  * Records the step's usage and cost (once, however often this runs) and, when the agent that
- * answers the run has finished, the run's result; then reduces the message to a step result.
+ * answers the run has finished, the run's result; stops the run if that spent its budget; then
+ * reduces the message to a step result.
  */
 async function settle(
   message: StoredMessage,
   conversation: Conversation,
   input: InferenceInput,
   deps: InferenceDeps,
+  run: RunControls | undefined,
 ): Promise<InferenceResult> {
   const { usage, stopReason, model } = message.meta;
   const reason = stopReason ?? 'end_turn';
-  const finished = (reason === 'end_turn' || reason === 'stop_sequence') && input.agent !== 'architect';
-  const result = finished ? runResult(conversation, input.runId, message) : undefined;
+  const ended = reason === 'end_turn' || reason === 'stop_sequence';
+  const schema = answerSchema(run, input.agent);
+  const answer = schema && reason === 'tool_use' ? checkAnswer(toolUses(message), schema) : undefined;
+  // With an output schema, only an accepted final_answer finishes the run.
+  const finished = schema ? answer?.output !== undefined : ended && answersRun(input.agent);
+  const result = finished ? { ...runResult(conversation, input.runId, message), ...(answer?.output ? { output: answer.output } : {}) } : undefined;
   if (usage) {
-    const calls = [{ model: model ?? '', usage }];
-    const summary = madeBy(conversation.compaction, input);
-    if (summary) calls.push(summary);
-    const costs = calls.map((c) => estimateCost(c.model, c.usage));
-    // Stryker disable next-line ConditionalExpression: a cost of 0 for an unpriced call adds nothing to the run's cost
-    const costUsd = costs.some((c) => c !== undefined) ? costs.reduce<number>((sum, c) => sum + (c ?? 0), 0) : undefined;
+    const costUsd = estimateCost(model ?? '', usage);
     await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
-      usage: addUsage(calls.map((c) => c.usage)),
+      usage,
       // Stryker disable next-line ConditionalExpression: a cost of 0 for an unpriced call adds nothing to the run's cost
       ...(costUsd !== undefined ? { costUsd } : {}),
       ...(result ? { result } : {}),
     });
   }
-  const calls = reason === 'tool_use' ? toolUses(message) : [];
+  await stopIfSpent(run, input, deps, true, reason === 'tool_use' ? message : undefined);
+  if (answer) await answerFinalCalls(answer, message, input, deps);
+  const calls = reason === 'tool_use' ? toolUses(message).filter((call) => !(answer && call.name === finalAnswerTool)) : [];
   const gated = new Set(calls.length && deps.approvals ? await deps.approvals.toolsFor(input.runId) : []);
   return {
-    stopReason: reason,
+    stopReason: answer?.output ? 'end_turn' : schema && ended ? 'answer_required' : reason,
     toolCalls: calls.map(({ id, name }) => ({ id, name, needsApproval: gated.has(name) })),
     iteration: input.iteration,
     seq: message.seq,
@@ -373,6 +396,8 @@ export function planUserMessage(
   runId: string,
   iteration: number,
   opening: ContentBlock[] | undefined,
+  /** Sent after a turn that ended without a call the run still needs (structured output's `final_answer`). */
+  nudge?: ContentBlock[],
 ): PlannedUserMessage | undefined {
   const last = conversation.messages.at(-1);
   const seq = nextSeq(conversation.messages);
@@ -389,6 +414,7 @@ export function planUserMessage(
   const content: ContentBlock[] = [];
   if (cutOff && calls.length === 0) content.push(textBlock(truncatedTextNote));
   if (opening) content.push(...opening);
+  if (calls.length === 0 && content.length === 0 && nudge) content.push(...nudge);
   if (calls.length === 0 && content.length === 0) {
     if (last.meta.stopReason === 'pause_turn') return undefined; // send the paused turn back as it is
     throw new StepStateInvalid(`The conversation already ended with message ${last.seq}; there is nothing to send.`);
@@ -427,19 +453,109 @@ function withAppended(conversation: Conversation, planned: PlannedUserMessage): 
   };
 }
 
-function addUsage(usages: Usage[]): Usage {
-  return usages.reduce(
-    (sum, u) => ({
-      inputTokens: sum.inputTokens + u.inputTokens,
-      outputTokens: sum.outputTokens + u.outputTokens,
-      cacheReadInputTokens: sum.cacheReadInputTokens + u.cacheReadInputTokens,
-      cacheCreationInputTokens: sum.cacheCreationInputTokens + u.cacheCreationInputTokens,
-    }),
-    zeroUsage,
-  );
-}
-
 function nextSeq(messages: StoredMessage[]): number {
   const last = messages.at(-1);
   return last ? last.seq + 1 : 0;
+}
+
+// Budgets and structured output (docs/ARCHITECTURE.md, "Budgets", "Structured output").
+
+/** What a step needs of its run record besides the conversation. */
+type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd'>;
+
+/** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
+const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
+
+/**
+ * The run's controls. Its owner, day and output schema never change, so a warm function reads a
+ * run without a budget once; a run with one is read on every step, for what it has spent.
+ */
+async function runControls(runId: string, deps: InferenceDeps): Promise<RunControls | undefined> {
+  let known = knownRuns.get(deps.runs);
+  if (!known) knownRuns.set(deps.runs, (known = new Map()));
+  const cached = known.get(runId);
+  if (cached) return cached;
+  const run = await deps.runs.get(runId);
+  if (!run) return undefined;
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd } = run;
+  const controls = { runId, ...(owner ? { owner } : {}), createdAt, ...(budget ? { budget } : {}), ...(output ? { output } : {}), usage, ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}) };
+  if (!budget) {
+    if (known.size >= 100) known.delete(known.keys().next().value ?? '');
+    known.set(runId, controls);
+  }
+  return controls;
+}
+
+/** The output schema the agent must answer with, if the run asked for one and this agent answers it. */
+function answerSchema(run: RunControls | undefined, agent: AgentName): Record<string, unknown> | undefined {
+  return run?.output && answersRun(agent) ? run.output.schema : undefined;
+}
+
+/** The step's request with the `final_answer` tool and its note, when the agent must answer with it (the same bytes every step). */
+function withFinalAnswer(request: Pick<ModelRequest, 'system' | 'tools'>, schema: Record<string, unknown> | undefined): Pick<ModelRequest, 'system' | 'tools'> {
+  if (!schema) return request;
+  return { system: request.system + finalAnswerSystemNote, tools: [...request.tools, finalAnswerSpec(schema)] };
+}
+
+/** The message that asks for `final_answer`, when the run's last turn ended without it. */
+function answerMissing(conversation: Conversation, runId: string): ContentBlock[] | undefined {
+  const last = conversation.messages.at(-1);
+  const ended = last?.meta.stopReason === 'end_turn' || last?.meta.stopReason === 'stop_sequence';
+  return last?.role === 'assistant' && last.meta.runId === runId && ended && toolUses(last).length === 0
+    ? [textBlock(finalAnswerNudge)]
+    : undefined;
+}
+
+/** Stores the answers to a turn's `final_answer` calls (once: a retry finds them stored). */
+async function answerFinalCalls(
+  answer: ReturnType<typeof checkAnswer>,
+  message: StoredMessage,
+  input: InferenceInput,
+  deps: InferenceDeps,
+): Promise<void> {
+  const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
+  for (const { index, result, ran } of answer.results) {
+    await deps.conversations.putResult(conversationId, message.seq, index, result, ran ? {} : { ran: false });
+  }
+}
+
+/** Counts a summary call of this step (once, however often this runs), then stops the run if that spent its budget. */
+async function countSummary(summary: Compaction, input: InferenceInput, deps: InferenceDeps, run: RunControls | undefined): Promise<void> {
+  const costUsd = estimateCost(summary.model, summary.usage);
+  await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
+    usage: summary.usage,
+    ...(costUsd !== undefined ? { costUsd } : {}),
+    call: 'summary',
+  });
+  await stopIfSpent(run, input, deps, true);
+}
+
+/**
+ * Ends the run with `BudgetExceeded` once its budget, or its owner's daily budget, is spent:
+ * checked before each model call (`counted` false: the run as the step read it) and after each
+ * call was counted (`counted` true: the run read again, and its cost copied into its owner's
+ * daily counter first). The calls of `turn`, the turn that crossed the budget, are answered as
+ * not run, so none of them runs and the conversation stays whole.
+ */
+async function stopIfSpent(run: RunControls | undefined, input: InferenceInput, deps: InferenceDeps, counted: boolean, turn?: StoredMessage): Promise<void> {
+  const daily = deps.budgets?.dailyMaxUsd !== undefined && deps.spend !== undefined && run?.owner !== undefined;
+  if (!run || (!run.budget && !daily)) return;
+  // A cached run (one without a budget) holds no current spend; after a counted call, read it again.
+  const current: RunControls = counted ? ((await deps.runs.get(run.runId)) ?? run) : run;
+  let reason = runBudgetSpent(current);
+  if (daily && deps.spend && current.owner) {
+    const cost = current.estimatedCostUsd ?? 0;
+    if (counted && cost > 0) await deps.spend.recordRun(current.owner, dayOf(current.createdAt), current.runId, cost);
+    const today = dayOf((deps.clock ?? (() => new Date()))());
+    reason ??= dailyBudgetSpent(await deps.spend.spentOn(current.owner, today), deps.budgets?.dailyMaxUsd, today);
+  }
+  if (!reason) return;
+  if (turn) {
+    const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
+    const note = notRunForBudget(reason);
+    for (const [index, call] of toolUses(turn).entries()) {
+      await deps.conversations.putResult(conversationId, turn.seq, index, toolResult(call.id, note, true), { ran: false });
+    }
+  }
+  throw new BudgetExceeded(reason);
 }

@@ -1,0 +1,70 @@
+/**
+ * The daily spend of each caller on DynamoDB: one partition per owner and UTC day, one item per
+ * run started that day.
+ *
+ *   pk = spend#<ownerKey>#<yyyy-mm-dd>,  sk = run#<runId>   { usd, expiresAt }   (TTL on expiresAt)
+ *
+ * Each item copies its run's cost from the run record, which counts every step once (a set of
+ * counted steps); the copy only ever raises `usd` (a conditional update), so a retried step, or
+ * one whose copy was lost, changes nothing or catches up. The day's spend is the sum of the
+ * partition (one Query). One counter item per day would need a marker per step to count each
+ * once, and those would have to share its 400 KB; a transaction across two items is not what the
+ * local emulator offers either.
+ */
+import { type DynamoDBDocumentClient, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import type { SpendStore } from '../../core/budgets.js';
+import { type Owner, ownerKey } from '../../core/callers.js';
+import { guard, isConditionFailed } from '../aws/errors.js';
+import { itemFamilies } from './layout.js';
+
+/** Days a counter is kept after its day ends, before DynamoDB's TTL may delete it. */
+export const spendRetentionDays = 2;
+
+export class DynamoSpendStore implements SpendStore {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async spentOn(owner: Owner, day: string): Promise<number> {
+    return guard('Reading the daily spend', async () => {
+      let total = 0;
+      const pages = paginateQuery(
+        { client: this.doc },
+        {
+          TableName: this.table,
+          KeyConditionExpression: 'pk = :pk',
+          ExpressionAttributeValues: { ':pk': partition(owner, day) },
+          ProjectionExpression: 'usd',
+          ConsistentRead: true,
+        },
+      );
+      for await (const page of pages) for (const item of page.Items ?? []) total += typeof item.usd === 'number' ? item.usd : 0;
+      return total;
+    });
+  }
+
+  async recordRun(owner: Owner, day: string, runId: string, usd: number): Promise<void> {
+    const expiresAt = Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + (1 + spendRetentionDays) * 86_400;
+    try {
+      await guard('Recording the daily spend', () =>
+        this.doc.send(
+          new UpdateCommand({
+            TableName: this.table,
+            Key: { pk: partition(owner, day), sk: `run#${runId}` },
+            UpdateExpression: 'SET usd = :usd, expiresAt = :expires',
+            ConditionExpression: 'attribute_not_exists(usd) OR usd < :usd',
+            ExpressionAttributeValues: { ':usd': usd, ':expires': expiresAt },
+          }),
+        ),
+      );
+    } catch (error) {
+      // Already this much or more: a repeat, or a stale copy after a newer one.
+      if (!isConditionFailed(error)) throw error;
+    }
+  }
+}
+
+function partition(owner: Owner, day: string): string {
+  return `${itemFamilies.spend}${ownerKey(owner)}#${day}`;
+}
