@@ -11,6 +11,7 @@ import type { ApprovalStore } from '../core/approvals.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import type { ConversationStore } from '../core/conversation.js';
 import type { IdempotencyStore, SessionLocks } from '../core/intake.js';
+import type { LiveText, LiveTextReader } from '../core/live.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
 import { ExternalTools, type ToolSource } from '../core/tools/external.js';
@@ -20,6 +21,7 @@ import { BlobStore } from '../adapters/s3/blobs.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
+import { DynamoLiveText } from '../adapters/dynamo/live-text.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace } from '../adapters/s3/workspace.js';
@@ -180,6 +182,8 @@ export interface Wiring {
   idempotency: IdempotencyStore;
   sessions: SessionLocks;
   approvals: ApprovalStore;
+  /** The answers being generated: written by the inference step, read by the event stream. */
+  liveText: LiveText & LiveTextReader;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
 }
@@ -218,6 +222,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {}),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
+    liveText: new DynamoLiveText(doc, env.STEPWISE_TABLE),
     model:
       typeof parts.model === 'function'
         ? parts.model(env)
