@@ -142,11 +142,15 @@ export class LiveTextWriter {
 
   private schedule(): void {
     if (this.done || this.timer || this.writing || !this.hasNews()) return;
-    const due = Math.max(this.startedAt, this.lastWriteAt ?? this.startedAt) + this.policy.intervalMs;
+    const wait = (this.lastWriteAt ?? this.startedAt) + this.policy.intervalMs - Date.now();
+    if (wait <= 0) {
+      this.flush();
+      return;
+    }
     this.timer = setTimeout(() => {
       this.timer = undefined;
       this.flush();
-    }, Math.max(0, due - Date.now()));
+    }, wait);
     this.timer.unref?.();
   }
 
