@@ -242,6 +242,7 @@ export class StepwiseAgents extends Construct {
     this.storage.grantRunRecords(this.inference.function, 'update');
     this.storage.grantToolCatalog(this.inference.function, 'write');
     if (props.budgets?.dailyMaxUsdPerCaller !== undefined) this.storage.grantSpend(this.inference.function, 'record');
+    this.storage.grantLiveText(this.inference.function, 'write');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).

@@ -121,6 +121,14 @@ export class Storage extends Construct {
     this.grantObjects(grantee, 'runs/*', access === 'readWrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject']);
   }
 
+  /**
+   * Live text (`live#<runId>`, written whole while the model generates): `write` (the inference
+   * function), `read` (query a run's attempts: the event stream).
+   */
+  grantLiveText(grantee: iam.IGrantable, access: 'read' | 'write'): void {
+    this.grantItems(grantee, access === 'write' ? ['dynamodb:PutItem'] : ['dynamodb:Query'], ['live']);
+  }
+
   /** Idempotency keys and session locks (the intake's conditional writes), and its count of an owner's running runs. */
   grantIntakeRecords(grantee: iam.IGrantable): void {
     this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], ['idempotency', 'sessions']);

@@ -1,5 +1,6 @@
 /**
- * The model port: one call in, one complete assistant message out.
+ * The model port: one call in, one complete assistant message out; optionally, the content
+ * generated so far while the model generates (`onProgress`, for live text).
  */
 import * as z from 'zod';
 import { InfrastructureError, StepwiseError } from './errors.js';
@@ -12,6 +13,19 @@ export interface ToolSpec {
   inputSchema: Record<string, unknown>;
 }
 
+/**
+ * One content block of an answer being generated, as far as it has come. Only the blocks a
+ * watcher is shown: text, and the calls of client tools with their input's JSON text so far.
+ * `block` is the block's index in the assistant message (thinking and other blocks keep their
+ * places but are not listed).
+ */
+export type PartialBlock =
+  | { block: number; type: 'text'; text: string }
+  | { block: number; type: 'tool_use'; id: string; name: string; partialJson: string };
+
+/** The answer generated so far, in block order: each listed block's content from its start. */
+export type PartialContent = PartialBlock[];
+
 export interface ModelRequest {
   model: string;
   system: string;
@@ -19,6 +33,12 @@ export interface ModelRequest {
   messages: Message[];
   maxTokens: number;
   signal?: AbortSignal;
+  /**
+   * Called as the answer is generated, with everything generated so far (never less than the
+   * call before). A provider that asks for a streamed answer only when this is given still
+   * returns the complete message from `generate`, exactly as without it.
+   */
+  onProgress?: (partial: PartialContent) => void;
 }
 
 export interface ModelResponse {

@@ -13,11 +13,13 @@ import { wire } from './wire.js';
 /** A Lambda handler running one inference step with the given model wiring, its tokens counted. */
 export function inferenceHandler(model: ProviderWiring): (event: unknown) => Promise<InferenceResult> {
   const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources });
+  // The step streams the answer into live text (wiring.liveText); a failed write is only logged.
+  const deps = { ...wiring, livePolicy: { log: (message: string, detail: Record<string, unknown>) => logger.warn(message, detail) } };
   return (event) =>
     instrumented(stepKeys(event), async () => {
       const input = parseEvent(InferenceInput, event);
       dimensions({ agent: input.agent });
-      const result = await inferenceStep(input, wiring);
+      const result = await inferenceStep(input, deps);
       count(metricNames.iterations);
       logger.info('Inference step finished', { stopReason: result.stopReason, toolCalls: result.toolCalls.length, seq: result.seq });
       return result;

@@ -13,6 +13,7 @@ import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js'
 import type { ConversationStore } from '../core/conversation.js';
 import type { ForkCopies } from '../core/fork.js';
 import type { IdempotencyStore, SessionLocks } from '../core/intake.js';
+import type { LiveText, LiveTextReader } from '../core/live.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
 import { ExternalTools, type ToolSource } from '../core/tools/external.js';
@@ -22,6 +23,7 @@ import { BlobStore } from '../adapters/s3/blobs.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
+import { DynamoLiveText } from '../adapters/dynamo/live-text.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
@@ -194,6 +196,8 @@ export interface Wiring {
   budgets: BudgetSettings;
   /** What each caller's runs cost per day (the daily limit's counter). */
   spend: SpendStore;
+  /** The answers being generated: written by the inference step, read by the event stream. */
+  liveText: LiveText & LiveTextReader;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
 }
@@ -239,6 +243,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
     budgets: budgetSettings(env),
     spend: new DynamoSpendStore(doc, env.STEPWISE_TABLE),
+    liveText: new DynamoLiveText(doc, env.STEPWISE_TABLE),
     model:
       typeof parts.model === 'function'
         ? parts.model(env)

@@ -1,17 +1,21 @@
 /**
  * A local HTTP server that speaks Amazon Bedrock Runtime's InvokeModel for Claude
- * (`POST /model/{modelId}/invoke`, the Messages body with `anthropic_version`), and answers
- * with scripted turns or with failures shaped as Bedrock sends them: an `x-amzn-errortype`
- * header and a `{ "message" }` body. Like Bedrock, it checks each request's SigV4 signature
- * (service `bedrock`), so the real SDK's signing is exercised without AWS.
+ * (`POST /model/{modelId}/invoke`, the Messages body with `anthropic_version`) and
+ * InvokeModelWithResponseStream (`…/invoke-with-response-stream`: the Messages API's stream
+ * events, each the base64 `bytes` of a `chunk` in AWS event-stream framing), and answers with
+ * scripted turns or with failures shaped as Bedrock sends them: an `x-amzn-errortype` header and
+ * a `{ "message" }` body, or in a stream an exception message (`:exception-type`). Like Bedrock,
+ * it checks each request's SigV4 signature (service `bedrock`), so the real SDK's signing is
+ * exercised without AWS.
  */
 import { createHash } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { EventStreamCodec } from '@smithy/eventstream-codec';
 import { AwsV4Signer } from 'aws4fetch';
 import { bedrockAnthropicVersion } from '../../functions/adapters/model/bedrock.js';
 import { localCredentials } from '../../functions/wiring/wire.js';
 import { startLoopbackServer } from './http-server.js';
-import { type MessagesApi, type Reply, type Responder, type WireRequest, messageBody } from './messages-api.js';
+import { type MessagesApi, type Reply, type Responder, type WireRequest, generationMs, messageBody, playStream, streamEvents } from './messages-api.js';
 
 export interface BedrockApiOptions {
   /** The Region requests must be signed for. @default any: the one the signature's scope names */
@@ -26,6 +30,8 @@ export interface BedrockApiOptions {
 export interface BedrockApi extends MessagesApi {
   /** Request bodies exactly as received, in order. */
   bodies: Record<string, unknown>[];
+  /** The operation of each accepted request, in order. */
+  operations: ('InvokeModel' | 'InvokeModelWithResponseStream')[];
 }
 
 /** A failure as Bedrock reports it. */
@@ -41,6 +47,7 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
   const credentials = options.credentials ?? localCredentials;
   const requests: WireRequest[] = [];
   const bodies: Record<string, unknown>[] = [];
+  const operations: BedrockApi['operations'] = [];
   const headers: IncomingMessage['headers'][] = [];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -57,10 +64,7 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
       sendFault(res, unauthenticated);
       return;
     }
-    if (route[2] !== 'invoke') {
-      sendFault(res, { status: 400, type: 'ValidationException', message: 'The local Bedrock stand-in answers InvokeModel only, not streaming.' });
-      return;
-    }
+    const streamed = route[2] === 'invoke-with-response-stream';
     const modelId = decodeURIComponent(route[1]);
     const body = parseBody(raw);
     const invalid = typeof body === 'string' ? body : validate(body);
@@ -70,6 +74,7 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
     }
     const request = { ...body, model: modelId } as WireRequest;
     bodies.push(body);
+    operations.push(streamed ? 'InvokeModelWithResponseStream' : 'InvokeModel');
     requests.push(request);
     headers.push(req.headers);
     const reply: Reply = await respond(request, requests.length - 1);
@@ -78,8 +83,27 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
       return;
     }
     if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-    if ('turn' in reply) send(res, 200, messageBody(request, reply.turn, requests.length));
-    else sendFault(res, reply, reply.headers);
+    if ('turn' in reply && streamed) {
+      res.writeHead(200, {
+        'content-type': 'application/vnd.amazon.eventstream',
+        'x-amzn-bedrock-content-type': 'application/json',
+        'x-amzn-requestid': `local-${Date.now()}`,
+      });
+      const events = streamEvents(messageBody(request, reply.turn, requests.length), reply.turn);
+      await playStream(events, reply.turn, reply.cut, {
+        write: (event) => res.write(chunkFrame(event)),
+        // Bedrock names its stream exceptions in camel case: `throttlingException`, `modelStreamErrorException`.
+        fail: (error) => res.end(exceptionFrame(error.type, error.message)),
+        drop: () => req.socket.destroy(),
+        closed: () => res.destroyed,
+      });
+      if (!res.destroyed) res.end();
+    } else if ('turn' in reply) {
+      await new Promise((resolve) => setTimeout(resolve, generationMs(reply.turn)));
+      send(res, 200, messageBody(request, reply.turn, requests.length));
+    } else {
+      sendFault(res, reply, reply.headers);
+    }
   }
 
   const server = await startLoopbackServer((req, res) => {
@@ -87,7 +111,7 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
       if (!res.headersSent) sendFault(res, { status: 500, type: 'InternalServerException', message: String(error) });
     });
   }, options.port ?? 0);
-  return { url: server.url, requests, bodies, headers, close: server.close };
+  return { url: server.url, requests, bodies, operations, headers, close: server.close };
 }
 
 function parseBody(raw: Buffer): Record<string, unknown> | string {
@@ -173,6 +197,30 @@ async function checkSignature(
     };
   }
   return undefined;
+}
+
+const codec = new EventStreamCodec(
+  (bytes) => Buffer.from(bytes).toString('utf8'),
+  (text) => new Uint8Array(Buffer.from(text, 'utf8')),
+);
+
+const header = (value: string) => ({ type: 'string' as const, value });
+
+/** One event of the answer, as InvokeModelWithResponseStream sends it: a `chunk` whose `bytes` are the event's JSON, base64. */
+function chunkFrame(event: Record<string, unknown>): Uint8Array {
+  const payload = { bytes: Buffer.from(JSON.stringify(event), 'utf8').toString('base64') };
+  return codec.encode({
+    headers: { ':message-type': header('event'), ':event-type': header('chunk'), ':content-type': header('application/json') },
+    body: new Uint8Array(Buffer.from(JSON.stringify(payload), 'utf8')),
+  });
+}
+
+/** An exception in the middle of a stream, as Bedrock sends one. */
+function exceptionFrame(type: string, message: string): Uint8Array {
+  return codec.encode({
+    headers: { ':message-type': header('exception'), ':exception-type': header(type), ':content-type': header('application/json') },
+    body: new Uint8Array(Buffer.from(JSON.stringify({ message }), 'utf8')),
+  });
 }
 
 function sendFault(res: ServerResponse, fault: BedrockFault, extra: Record<string, string> = {}): void {

@@ -1,16 +1,25 @@
 /**
- * A local HTTP server that speaks the Anthropic Messages API (`POST /v1/messages`, JSON) and
- * answers with scripted turns or scripted failures, so the real SDK can be exercised over real
- * HTTP without a network: status codes, `retry-after`, dropped connections and slow answers.
+ * A local HTTP server that speaks the Anthropic Messages API (`POST /v1/messages`, JSON, or
+ * server-sent events when the request says `stream: true`) and answers with scripted turns or
+ * scripted failures, so the real SDK can be exercised over real HTTP without a network: status
+ * codes, `retry-after`, dropped connections, slow answers, and streams that come slowly (a
+ * turn's `pacing`) or break off (a reply's `cut`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toolUses } from '../../functions/core/messages.js';
-import { type ScriptedTurn, estimateTokens, scriptTurn } from '../../functions/adapters/model/scripted.js';
+import { type ScriptedTurn, estimateTokens, pieces, scriptTurn } from '../../functions/adapters/model/scripted.js';
 import { startLoopbackServer } from './http-server.js';
+
+/** Where a streamed answer stops short: after `afterDeltas` content deltas. */
+export interface StreamCut {
+  afterDeltas: number;
+  /** Sent as the stream's `error` event (as the API reports overloading mid-way); without it, the connection is dropped. */
+  error?: { type: string; message: string };
+}
 
 /** One scripted answer to one request. */
 export type Reply =
-  | { turn: ScriptedTurn; delayMs?: number }
+  | { turn: ScriptedTurn; delayMs?: number; cut?: StreamCut }
   | { status: number; type: string; message: string; headers?: Record<string, string>; delayMs?: number }
   | { drop: true };
 
@@ -80,10 +89,6 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
       send(res, 400, errorBody('invalid_request_error', 'The request body is not JSON.'));
       return;
     }
-    if (body.stream) {
-      send(res, 400, errorBody('invalid_request_error', 'The local Messages API answers only non-streaming requests.'));
-      return;
-    }
     requests.push(body);
     headers.push(req.headers);
     const size = estimateTokens(JSON.stringify([body.system, body.tools, body.messages]));
@@ -97,8 +102,20 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
       req.socket.destroy();
       return;
     }
-    if (reply.delayMs) await new Promise((resolve) => setTimeout(resolve, reply.delayMs));
-    if ('turn' in reply) {
+    if (reply.delayMs) await sleep(reply.delayMs);
+    if ('turn' in reply && body.stream) {
+      const events = streamEvents(messageBody(body, reply.turn, requests.length), reply.turn);
+      res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': `req_local_${Date.now()}` });
+      await playStream(events, reply.turn, reply.cut, {
+        write: (event) => res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`),
+        fail: (error) => res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error })}\n\n`),
+        drop: () => req.socket.destroy(),
+        closed: () => res.destroyed,
+      });
+      if (!res.destroyed) res.end();
+    } else if ('turn' in reply) {
+      // Not streamed: the answer comes whole when a streamed one would have ended.
+      await sleep(generationMs(reply.turn));
       send(res, 200, messageBody(body, reply.turn, requests.length));
     } else {
       send(res, reply.status, errorBody(reply.type, reply.message), reply.headers);
@@ -131,6 +148,92 @@ export function messageBody(request: WireRequest, turn: ScriptedTurn, n: number)
       cache_creation_input_tokens: turn.usage?.cacheCreationInputTokens ?? 0,
     },
   };
+}
+
+/** A stream event of the Messages API, and whether it is a content delta (the ones a turn's pacing spaces out). */
+export interface StreamEvent {
+  data: Record<string, unknown>;
+  delta: boolean;
+}
+
+/**
+ * The answer `message` (a `messageBody`) as the Messages API streams it: `message_start`, per
+ * block `content_block_start`, its deltas (`text_delta`, `input_json_delta`, `thinking_delta`
+ * and `signature_delta`) and `content_block_stop`, then `message_delta` and `message_stop`. A
+ * block of another type comes whole in its `content_block_start`. The SDK's accumulator builds
+ * `message` back from these events exactly.
+ */
+export function streamEvents(message: Record<string, unknown>, turn: ScriptedTurn): StreamEvent[] {
+  const { content: _content, stop_reason, stop_sequence, usage, ...rest } = message;
+  const { output_tokens, ...input } = usage as Record<string, unknown>;
+  const event = (data: Record<string, unknown>, delta = false): StreamEvent => ({ data, delta });
+  const events = [event({ type: 'message_start', message: { ...rest, content: [], stop_reason: null, stop_sequence: null, usage: { ...input, output_tokens: 1 } } })];
+  for (const [index, block] of turn.content.entries()) {
+    const deltas: Record<string, unknown>[] = [];
+    let start: Record<string, unknown> = block;
+    if (block.type === 'text' && typeof block.text === 'string') {
+      start = { ...block, text: '' };
+      for (const text of pieces(block.text, turn.pacing)) deltas.push({ type: 'text_delta', text });
+    } else if (block.type === 'tool_use') {
+      start = { ...block, input: {} };
+      for (const partial_json of pieces(JSON.stringify(block.input ?? {}), turn.pacing)) deltas.push({ type: 'input_json_delta', partial_json });
+    } else if (block.type === 'thinking' && typeof block.thinking === 'string') {
+      start = { ...block, thinking: '', ...(typeof block.signature === 'string' ? { signature: '' } : {}) };
+      if (block.thinking) deltas.push({ type: 'thinking_delta', thinking: block.thinking });
+      if (typeof block.signature === 'string') deltas.push({ type: 'signature_delta', signature: block.signature });
+    }
+    events.push(event({ type: 'content_block_start', index, content_block: start }));
+    for (const delta of deltas) {
+      const paced = delta.type === 'text_delta' || delta.type === 'input_json_delta';
+      events.push(event({ type: 'content_block_delta', index, delta }, paced));
+    }
+    events.push(event({ type: 'content_block_stop', index }));
+  }
+  events.push(event({ type: 'message_delta', delta: { stop_reason, stop_sequence }, usage: { output_tokens } }));
+  events.push(event({ type: 'message_stop' }));
+  return events;
+}
+
+/** How a stand-in sends the events of a stream. */
+export interface StreamSink {
+  write(event: Record<string, unknown>): void;
+  /** Ends the stream with an error event. */
+  fail(error: { type: string; message: string }): void;
+  /** Drops the connection. */
+  drop(): void;
+  /** Whether the client went away. */
+  closed(): boolean;
+}
+
+/** Sends `events` at the turn's pace (`delayMs` before each content delta), stopping where `cut` says. */
+export async function playStream(events: StreamEvent[], turn: ScriptedTurn, cut: StreamCut | undefined, sink: StreamSink): Promise<void> {
+  const delayMs = turn.pacing?.delayMs ?? 0;
+  let deltas = 0;
+  for (const { data, delta } of events) {
+    if (sink.closed()) return;
+    if (delta) {
+      if (cut && deltas >= cut.afterDeltas) {
+        if (cut.error) sink.fail(cut.error);
+        else sink.drop();
+        return;
+      }
+      deltas++;
+      if (delayMs) await sleep(delayMs);
+      if (sink.closed()) return;
+    }
+    sink.write(data);
+  }
+}
+
+/** How long a turn takes to generate at its pace: `delayMs` per content delta. */
+export function generationMs(turn: ScriptedTurn): number {
+  const delayMs = turn.pacing?.delayMs ?? 0;
+  if (!delayMs) return 0;
+  return streamEvents({ usage: {} }, turn).filter((e) => e.delta).length * delayMs;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
 }
 
 function errorBody(type: string, message: string): Record<string, unknown> {

@@ -32,9 +32,11 @@ function leadingKeys(statement: Statement): string[] {
 
 describe('least privilege in DynamoDB', () => {
   it('limits each function to the item families it touches, with the actions it needs', () => {
+    // Live text: whole items written while the model generates, never read or updated.
     expect(dynamoAccess('InferenceRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'live#*': ['PutItem'],
     });
     expect(dynamoAccess('ToolRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { AnthropicProvider } from '../../functions/adapters/model/anthropic.js';
-import type { ModelRequest } from '../../functions/core/model.js';
+import { AnthropicProvider, streamBudgetMs } from '../../functions/adapters/model/anthropic.js';
+import type { ModelRequest, PartialContent } from '../../functions/core/model.js';
 import { type MessagesApi, type Reply, scriptedReplies, startMessagesApi } from '../../local/stand-ins/messages-api.js';
 import { calculator } from '../../functions/core/tools/calculator.js';
 import { inputJsonSchema } from '../../functions/core/tools/registry.js';
@@ -134,5 +134,81 @@ describe('AnthropicProvider over HTTP', () => {
     const server = await serve({ turn: { content: [thinking, { type: 'text', text: 'x', citations: null }] } });
     const response = await new AnthropicProvider({ apiKey: 'k', baseURL: server.url }).generate(request);
     expect(response.message.content).toEqual([thinking, { type: 'text', text: 'x', citations: null }]);
+  });
+});
+
+describe('AnthropicProvider streaming (a request with onProgress)', () => {
+  const blocks = [
+    { type: 'thinking', thinking: 'Two and three.', signature: 'sig==' },
+    { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' },
+    { type: 'text', text: 'Let me look that up, then add: 😀 "quoted" \\ done.', citations: null },
+    { type: 'server_tool_use', id: 'srvtoolu_1', name: 'web_search', input: { query: '2 + 3' } },
+    { type: 'web_search_tool_result', tool_use_id: 'srvtoolu_1', content: [{ type: 'web_search_result', url: 'https://example.com', title: 'Sums', encrypted_content: 'abc' }] },
+    { type: 'tool_use', id: 'toolu_2', name: 'calculator', input: { operation: 'add', a: 2.5, b: 1e21, note: 'é\n"x"' } },
+    { type: 'mystery_block', payload: { nested: [1, 2] } },
+  ];
+  const turn = { content: blocks, pacing: { chunkChars: 7 }, usage: { inputTokens: 30, outputTokens: 40, cacheReadInputTokens: 20, cacheCreationInputTokens: 5 } };
+
+  it('tells of the text and tool input as they come, and returns what a call without streaming returns, verbatim', async () => {
+    const server = await serve({ turn }, { turn });
+    const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url });
+    const plain = await provider.generate(request);
+    const seen: PartialContent[] = [];
+    const streamed = await provider.generate({ ...request, onProgress: (partial) => seen.push(partial) });
+
+    expect(streamed).toEqual(plain);
+    expect(streamed.message.content).toEqual(blocks);
+    expect(server.requests.map((r) => r.stream)).toEqual([undefined, true]);
+    // One call per delta; the last shows the text and the client tool call whole, in their places.
+    expect(seen.at(-1)).toEqual([
+      { block: 2, type: 'text', text: blocks[2]?.text },
+      { block: 5, type: 'tool_use', id: 'toolu_2', name: 'calculator', partialJson: JSON.stringify(blocks[5]?.input) },
+    ]);
+    expect(seen.length).toBeGreaterThan(10);
+    for (const [i, partial] of seen.entries()) {
+      const before = seen[i - 1] ?? [];
+      for (const block of before) {
+        const now = partial.find((b) => b.block === block.block);
+        const text = (b: PartialContent[number] | undefined) => (b?.type === 'text' ? b.text : (b?.partialJson ?? ''));
+        expect(text(now).startsWith(text(block))).toBe(true);
+      }
+    }
+  });
+
+  it.each<[string, { type: string; message: string }, Record<string, unknown>]>([
+    ['overloaded_error', { type: 'overloaded_error', message: 'Overloaded' }, { name: 'ModelOverloaded', transient: true }],
+    ['api_error', { type: 'api_error', message: 'Internal server error' }, { name: 'ModelUnavailable', transient: true }],
+    ['rate_limit_error', { type: 'rate_limit_error', message: 'Slow down' }, { name: 'ModelThrottled', transient: true }],
+    ['invalid_request_error', { type: 'invalid_request_error', message: 'prompt is too long: 210000 tokens > 200000 maximum' }, { name: 'ContextWindowExceeded', limitTokens: 200_000 }],
+  ])('maps an %s event in the middle of the stream to the same named error', async (_type, error, expected) => {
+    const server = await serve({ turn, cut: { afterDeltas: 3, error } });
+    const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 });
+    await expect(provider.generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject(expected);
+  });
+
+  it('raises ModelUnavailable on a stream dropped mid-way, and on one that outlasts the call budget', async () => {
+    const server = await serve({ turn, cut: { afterDeltas: 3 } }, { turn: { ...turn, pacing: { chunkChars: 3, delayMs: 100 } } });
+    const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0, timeoutMs: 300 });
+    await expect(provider.generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({ name: 'ModelUnavailable', transient: true });
+    await expect(provider.generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({
+      name: 'ModelUnavailable',
+      message: 'The model did not finish its answer within 300 ms.',
+    });
+  });
+
+  it('maps an HTTP error before the stream as a call without streaming does', async () => {
+    const server = await serve({ status: 429, type: 'rate_limit_error', message: 'slow down', headers: { 'retry-after': '7' } });
+    await expect(new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 0 }).generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({
+      name: 'ModelThrottled',
+      retryAfterSeconds: 7,
+    });
+  });
+});
+
+describe('streamBudgetMs', () => {
+  it('gives a streamed call what a call without streaming may take: the timeout per attempt and the SDK backoff between', () => {
+    expect(streamBudgetMs(240_000, 0)).toBe(240_000);
+    expect(streamBudgetMs(400, 1)).toBe(400 * 2 + 500);
+    expect(streamBudgetMs(1_000, 3)).toBe(4_000 + 500 + 1_000 + 2_000);
   });
 });

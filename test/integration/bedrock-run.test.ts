@@ -17,11 +17,15 @@ function received(tag: string) {
   const bedrock = local.messages as BedrockApi;
   const seen = new Set(local.book.requests.get(tag) ?? []);
   const indexes = bedrock.requests.flatMap((r, i) => (seen.has(r) ? [i] : []));
-  return { headers: indexes.map((i) => bedrock.headers[i] ?? {}), bodies: indexes.map((i) => bedrock.bodies[i] ?? {}) };
+  return {
+    headers: indexes.map((i) => bedrock.headers[i] ?? {}),
+    bodies: indexes.map((i) => bedrock.bodies[i] ?? {}),
+    operations: indexes.map((i) => bedrock.operations[i]),
+  };
 }
 
 describe('a run with STEPWISE_PROVIDER=bedrock through the local stack', () => {
-  it('runs a tool turn to a succeeded run, each step a SigV4-signed InvokeModel of the deployment’s model', async () => {
+  it('runs a tool turn to a succeeded run, each step a SigV4-signed, streamed InvokeModel of the deployment’s model', async () => {
     const tag = local.book.add('calc', { turn: use(['toolu_1', 'calculator', { operation: 'multiply', a: 6, b: 7 }]) }, { turn: say('6 × 7 = 42') });
     const run = await local.run(`${tag} What is 6 times 7?`);
 
@@ -32,7 +36,9 @@ describe('a run with STEPWISE_PROVIDER=bedrock through the local stack', () => {
       iterations: { single: 2 },
     });
     expect(local.book.requests.get('calc')?.map((r) => r.model)).toEqual([model, model]);
-    const { headers, bodies } = received('calc');
+    const { headers, bodies, operations } = received('calc');
+    // Streamed, for live text.
+    expect(operations).toEqual(['InvokeModelWithResponseStream', 'InvokeModelWithResponseStream']);
     for (const h of headers) expect(h.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=\w+\/\d{8}\/[a-z0-9-]+\/bedrock\/aws4_request, /);
     expect(bodies.map((b) => [b.anthropic_version, 'model' in b])).toEqual([
       ['bedrock-2023-05-31', false],

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BedrockProvider, type BedrockProviderOptions } from '../../functions/adapters/model/bedrock.js';
 import { localCredentials } from '../../functions/wiring/wire.js';
-import type { ModelRequest } from '../../functions/core/model.js';
+import type { ModelRequest, PartialContent } from '../../functions/core/model.js';
 import { calculator } from '../../functions/core/tools/calculator.js';
 import { inputJsonSchema } from '../../functions/core/tools/registry.js';
 import { type BedrockApi, startBedrockApi } from '../../local/stand-ins/bedrock-api.js';
@@ -161,5 +161,63 @@ describe('BedrockProvider over HTTP', () => {
     const server = await serve({ turn: { content: [thinking, { type: 'text', text: 'x', citations: null }] } });
     const response = await provider(server).generate(request);
     expect(response.message.content).toEqual([thinking, { type: 'text', text: 'x', citations: null }]);
+  });
+});
+
+describe('BedrockProvider streaming (InvokeModelWithResponseStream, a request with onProgress)', () => {
+  const thinking = { type: 'thinking', thinking: 'Five times four.', signature: 'sig==' };
+  const redacted = { type: 'redacted_thinking', data: 'EmwKAhgBEgy3va3pzix/LafPsn4a' };
+  const said = { type: 'text', text: 'Now times 4 — with a 😀 and "quotes".', citations: null };
+  const turn = { content: [thinking, redacted, said, multiply], pacing: { chunkChars: 5 }, usage: { inputTokens: 40, outputTokens: 9, cacheReadInputTokens: 32 } };
+
+  it('tells of the text and tool input as they come, and returns what InvokeModel returns, verbatim', async () => {
+    const server = await serve({ turn }, { turn });
+    const plain = await provider(server).generate(request);
+    const seen: PartialContent[] = [];
+    const streamed = await provider(server).generate({ ...request, onProgress: (partial) => seen.push(partial) });
+
+    expect(streamed).toEqual(plain);
+    expect(streamed.message.content).toEqual([thinking, redacted, said, multiply]);
+    expect(server.operations).toEqual(['InvokeModel', 'InvokeModelWithResponseStream']);
+    expect(server.bodies[1]).toEqual(server.bodies[0]);
+    for (const h of server.headers) expect(h.authorization).toMatch(/^AWS4-HMAC-SHA256 Credential=S3RVER\/\d{8}\/eu-west-1\/bedrock\/aws4_request, /);
+    expect(seen.length).toBeGreaterThan(5);
+    expect(seen.at(-1)).toEqual([
+      { block: 2, type: 'text', text: said.text },
+      { block: 3, type: 'tool_use', id: 'toolu_2', name: 'calculator', partialJson: JSON.stringify(multiply.input) },
+    ]);
+  });
+
+  it.each<[string, Record<string, unknown>]>([
+    ['throttlingException', { name: 'ModelThrottled', transient: true }],
+    ['serviceUnavailableException', { name: 'ModelOverloaded', transient: true }],
+    ['modelStreamErrorException', { name: 'ModelUnavailable', transient: true }],
+    ['internalServerException', { name: 'ModelUnavailable', transient: true }],
+    ['modelTimeoutException', { name: 'ModelUnavailable', transient: true }],
+    ['validationException', { name: 'ModelRequestInvalid', transient: false }],
+  ])('maps a %s in the middle of the stream to the same named error', async (type, expected) => {
+    const server = await serve({ turn, cut: { afterDeltas: 2, error: { type, message: 'mid-stream' } } });
+    const error = await provider(server).generate({ ...request, onProgress: () => undefined }).catch((e: unknown) => e);
+    expect(error).toMatchObject({ ...expected, message: expect.stringContaining(`${type.charAt(0).toUpperCase()}${type.slice(1)} in the stream`) });
+  });
+
+  it('raises ContextWindowExceeded on a validationException in the stream that says the prompt is too long', async () => {
+    const server = await serve({ turn, cut: { afterDeltas: 0, error: { type: 'validationException', message: 'prompt is too long: 210000 tokens > 200000 maximum' } } });
+    await expect(provider(server).generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({ name: 'ContextWindowExceeded', limitTokens: 200_000 });
+  });
+
+  it('raises ModelUnavailable on a stream dropped mid-way, and on one that outlasts the call budget', async () => {
+    const server = await serve({ turn, cut: { afterDeltas: 2 } }, { turn: { ...turn, pacing: { chunkChars: 3, delayMs: 100 } } });
+    await expect(provider(server).generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({ name: 'ModelUnavailable', transient: true });
+    await expect(provider(server, { timeoutMs: 300 }).generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({
+      name: 'ModelUnavailable',
+      message: 'The model did not finish its answer within 300 ms.',
+    });
+  });
+
+  it('maps a fault before the stream as InvokeModel does', async () => {
+    const server = await serve(fault(403, 'AccessDeniedException', "You don't have access to the model with the specified model ID."));
+    await expect(provider(server).generate({ ...request, onProgress: () => undefined })).rejects.toMatchObject({ name: 'ModelAccessDenied', status: 403 });
+    expect(server.operations).toEqual(['InvokeModelWithResponseStream']);
   });
 });

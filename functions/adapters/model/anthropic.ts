@@ -3,6 +3,12 @@
  *
  * Failures become the named errors of `core/model.ts`, so the state machine's `Retry` can pick
  * the transient ones. The SDK's own retries are kept low for the same reason (invariant 3, docs/ARCHITECTURE.md).
+ *
+ * A request with `onProgress` is streamed: the SDK's accumulator (`finalMessage()`) builds the
+ * answer from the stream's events, so what is stored is what a call without streaming returns
+ * (thinking, redacted thinking and server-tool blocks included), while `onProgress` is told of
+ * the text and tool input so far. A failure in the middle of a stream (an `error` event, a
+ * dropped connection, an answer that outlasts `timeoutMs`) maps to the same named errors.
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { ContentBlock, StopReason } from '../../core/messages.js';
@@ -16,6 +22,7 @@ import {
   ModelOverloaded,
   ModelThrottled,
   ModelUnavailable,
+  type PartialBlock,
 } from '../../core/model.js';
 import * as z from 'zod';
 
@@ -24,9 +31,28 @@ export interface AnthropicProviderOptions {
   apiKey: string | (() => Promise<string>);
   /** Defaults to `ANTHROPIC_BASE_URL`, as the SDK does. */
   baseURL?: string;
-  /** Milliseconds for one HTTP attempt; must stay below the inference Lambda's timeout. */
+  /**
+   * Milliseconds for one HTTP attempt; must stay below the inference Lambda's timeout. A streamed
+   * attempt gets this long to its last event (see `streamBudgetMs`).
+   */
   timeoutMs?: number;
   maxRetries?: number;
+}
+
+const defaultTimeoutMs = 120_000;
+const defaultMaxRetries = 1;
+
+/**
+ * How long a streamed call may take in all: what a call without streaming may, `timeoutMs` for
+ * each attempt the SDK makes plus its backoff between them (0.5 s, doubling, at most 8 s). With
+ * no SDK retry (deployed) that is `timeoutMs`, so timeouts still nest (invariant 3,
+ * docs/ARCHITECTURE.md). The SDK's own timeout covers only an attempt's wait for the response's
+ * headers, not the stream that follows.
+ */
+export function streamBudgetMs(timeoutMs: number, maxRetries: number): number {
+  let backoff = 0;
+  for (let retry = 0; retry < maxRetries; retry++) backoff += Math.min(500 * 2 ** retry, 8_000);
+  return timeoutMs * (maxRetries + 1) + backoff;
 }
 
 const ephemeral = { type: 'ephemeral' } as const;
@@ -42,8 +68,8 @@ export class AnthropicProvider implements ModelProvider {
       return new Anthropic({
         apiKey: typeof apiKey === 'string' ? apiKey : await apiKey(),
         ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
-        timeout: this.options.timeoutMs ?? 120_000,
-        maxRetries: this.options.maxRetries ?? 1,
+        timeout: this.options.timeoutMs ?? defaultTimeoutMs,
+        maxRetries: this.options.maxRetries ?? defaultMaxRetries,
       });
     })().catch((error: unknown) => {
       this.client = undefined;
@@ -54,6 +80,10 @@ export class AnthropicProvider implements ModelProvider {
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const client = await this.connect();
+    if (request.onProgress) {
+      const budget = streamBudgetMs(this.options.timeoutMs ?? defaultTimeoutMs, this.options.maxRetries ?? defaultMaxRetries);
+      return fromWire(await streamMessage(client.messages, toWire(request), request, budget, mapError));
+    }
     let response: Anthropic.Message;
     try {
       response = await client.messages.create(toWire(request), {
@@ -63,6 +93,71 @@ export class AnthropicProvider implements ModelProvider {
       throw mapError(error);
     }
     return fromWire(response);
+  }
+}
+
+/**
+ * One streamed call: the SDK's `MessageStream` accumulates the answer, each text and tool-input
+ * delta is passed on to `request.onProgress`, and the whole call, retries included, must end
+ * within `budgetMs` (`streamBudgetMs`). Shared by the providers that speak the Messages API
+ * (Anthropic, Bedrock).
+ */
+export async function streamMessage(
+  messages: Pick<Anthropic['messages'], 'stream'>,
+  body: Anthropic.MessageCreateParamsNonStreaming,
+  request: ModelRequest,
+  budgetMs: number,
+  mapFailure: (error: unknown) => Error,
+): Promise<Anthropic.Message> {
+  const deadline = new AbortController();
+  const timer = setTimeout(() => deadline.abort(), budgetMs);
+  const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
+  const progress = new Progress(request.onProgress);
+  try {
+    const stream = messages.stream(body, { signal });
+    stream.on('streamEvent', (event) => progress.add(event));
+    return await stream.finalMessage();
+  } catch (error) {
+    if (deadline.signal.aborted && !request.signal?.aborted) {
+      throw new ModelUnavailable(`The model did not finish its answer within ${budgetMs} ms.`, { cause: error });
+    }
+    throw mapFailure(error);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The text and tool input of an answer so far, from its stream events. */
+class Progress {
+  private blocks: PartialBlock[] = [];
+
+  constructor(private readonly onProgress: ModelRequest['onProgress']) {}
+
+  add(event: Anthropic.MessageStreamEvent): void {
+    if (!this.onProgress) return;
+    if (event.type === 'content_block_start') {
+      const block = event.content_block;
+      if (block.type === 'text') this.blocks = [...this.blocks, { block: event.index, type: 'text', text: block.text }];
+      else if (block.type === 'tool_use') this.blocks = [...this.blocks, { block: event.index, type: 'tool_use', id: block.id, name: block.name, partialJson: '' }];
+      else return;
+    } else if (event.type === 'content_block_delta') {
+      const { delta } = event;
+      const grown = this.blocks.map((b): PartialBlock => {
+        if (b.block !== event.index) return b;
+        if (b.type === 'text' && delta.type === 'text_delta') return { ...b, text: b.text + delta.text };
+        if (b.type === 'tool_use' && delta.type === 'input_json_delta') return { ...b, partialJson: b.partialJson + delta.partial_json };
+        return b;
+      });
+      if (grown.every((b, i) => b === this.blocks[i])) return;
+      this.blocks = grown;
+    } else {
+      return;
+    }
+    try {
+      this.onProgress(this.blocks);
+    } catch {
+      // Progress is for watchers; it never fails the call.
+    }
   }
 }
 
@@ -119,7 +214,13 @@ function withBreakpoint(message: Message): Message {
   return { ...message, content: [...message.content.slice(0, -1), { ...last, cache_control: ephemeral }] };
 }
 
-/** Maps an SDK failure to a named error; transient ones are retried by the state machine. */
+/** Error types of a stream's `error` event that retrying cannot help. */
+const clientErrorTypes = new Set(['invalid_request_error', 'authentication_error', 'permission_error', 'not_found_error', 'request_too_large']);
+
+/**
+ * Maps an SDK failure to a named error; transient ones are retried by the state machine. An
+ * error without a status is an `error` event in the middle of a stream, named by its type.
+ */
 export function mapError(error: unknown): Error {
   if (error instanceof Anthropic.APIConnectionError) {
     return new ModelUnavailable(`The model could not be reached: ${error.message}`, { cause: error });
@@ -127,7 +228,8 @@ export function mapError(error: unknown): Error {
   if (!(error instanceof Anthropic.APIError)) {
     return new ModelUnavailable(`The model call failed: ${String(error)}`, { cause: error });
   }
-  const status = error.status ?? 0;
+  if (error.status === undefined) return mapStreamError(error);
+  const status = error.status;
   const detail = error.apiMessage ?? error.message;
   if (status === 429) {
     const retryAfter = Number(error.headers?.get('retry-after'));
@@ -149,4 +251,19 @@ export function mapError(error: unknown): Error {
     });
   }
   return new ModelRequestInvalid(`The model rejected the request (${status}): ${detail}`, status, { cause: error });
+}
+
+/** An `error` event in the middle of a stream (or an aborted stream), by its error type. */
+function mapStreamError(error: InstanceType<typeof Anthropic.APIError>): Error {
+  const type = error.type ?? '';
+  const detail = error.apiMessage ?? error.message;
+  const options = { cause: error };
+  if (type === 'rate_limit_error') return new ModelThrottled(`The model is rate limited (${type} in the stream): ${detail}`, undefined, options);
+  if (type === 'overloaded_error') return new ModelOverloaded(`The model is overloaded (${type} in the stream): ${detail}`, options);
+  if (!clientErrorTypes.has(type)) return new ModelUnavailable(`The model's answer broke off (${type || 'no error type'}): ${detail}`, options);
+  if (/prompt is too long|context window|too many tokens/i.test(detail)) {
+    const limit = Number(/>\s*(\d+)\s*maximum/i.exec(detail)?.[1]);
+    return new ContextWindowExceeded(`The conversation is too long for the model: ${detail}`, Number.isFinite(limit) ? limit : undefined, options);
+  }
+  return new ModelRequestInvalid(`The model rejected the request (${type}): ${detail}`, undefined, options);
 }

@@ -6,6 +6,8 @@
  * breakpoints, verbatim content); only the transport and the error names differ. Bedrock's
  * failures become the named errors of `core/model.ts`, so the state machine's `Retry` picks the
  * transient ones, and the SDK's own retries stay low (invariant 3, docs/ARCHITECTURE.md).
+ * A request with `onProgress` is streamed with InvokeModelWithResponseStream, whose event
+ * stream the SDK reads as the Messages API's stream events (see `streamMessage`).
  */
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
 import Anthropic from '@anthropic-ai/sdk';
@@ -21,7 +23,7 @@ import {
   ModelThrottled,
   ModelUnavailable,
 } from '../../core/model.js';
-import { fromWire, mapError, toWire } from './anthropic.js';
+import { fromWire, mapError, streamBudgetMs, streamMessage, toWire } from './anthropic.js';
 
 /** The only `anthropic_version` Bedrock's InvokeModel takes in a Claude Messages body. */
 export const bedrockAnthropicVersion = 'bedrock-2023-05-31';
@@ -40,7 +42,10 @@ export interface BedrockProviderOptions {
   credentials: () => Promise<AwsCredentials>;
   /** Another endpoint, e.g. the local stand-in. @default `https://bedrock-runtime.<region>.amazonaws.com` */
   baseURL?: string;
-  /** Milliseconds for one HTTP attempt; must stay below the inference Lambda's timeout. */
+  /**
+   * Milliseconds for one HTTP attempt; must stay below the inference Lambda's timeout. A streamed
+   * attempt gets this long to its last event (`streamBudgetMs`).
+   */
   timeoutMs?: number;
   maxRetries?: number;
 }
@@ -48,8 +53,13 @@ export interface BedrockProviderOptions {
 /** Calls Claude on Amazon Bedrock with InvokeModel. */
 export class BedrockProvider implements ModelProvider {
   private readonly client: AnthropicBedrock;
+  /** How long a streamed call may take in all. */
+  private readonly streamBudgetMs: number;
 
   constructor(options: BedrockProviderOptions) {
+    const timeoutMs = options.timeoutMs ?? 120_000;
+    const maxRetries = options.maxRetries ?? 1;
+    this.streamBudgetMs = streamBudgetMs(timeoutMs, maxRetries);
     this.client = new AnthropicBedrock({
       awsRegion: options.region,
       // `null`, not absent: the SDK would otherwise take a bearer key from AWS_BEARER_TOKEN_BEDROCK.
@@ -57,14 +67,17 @@ export class BedrockProvider implements ModelProvider {
       apiKey: null,
       providerChainResolver: () => Promise.resolve(options.credentials),
       ...(options.baseURL ? { baseURL: options.baseURL } : {}),
-      timeout: options.timeoutMs ?? 120_000,
-      maxRetries: options.maxRetries ?? 1,
+      timeout: timeoutMs,
+      maxRetries,
     });
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     // The SDK moves `model` into the path and keeps a body `anthropic_version` over its own.
     const body = Object.assign(toWire(request), { anthropic_version: bedrockAnthropicVersion });
+    if (request.onProgress) {
+      return fromWire(await streamMessage(this.client.messages, body, request, this.streamBudgetMs, (error) => mapBedrockError(error, request.model)));
+    }
     let response: Anthropic.Message;
     try {
       response = await this.client.messages.create(body, { ...(request.signal ? { signal: request.signal } : {}) });
@@ -89,12 +102,17 @@ const tooLong = /input is too long|prompt is too long|context window|too many (i
 export function mapBedrockError(error: unknown, model: string): Error {
   // Connection faults, timeouts and credential lookups fail alike on both SDKs.
   if (error instanceof Anthropic.APIConnectionError || !(error instanceof Anthropic.APIError)) return mapError(error);
+  // In a stream, the SDK turns Bedrock's exception events into `error` events typed by the
+  // exception's name (`throttlingException`); an Anthropic error type is the model's own.
+  const streamed = error.status === undefined;
+  if (streamed && !/Exception$/.test(error.type ?? '')) return mapError(error);
   const status = error.status ?? 0;
   const parsed = BedrockErrorBody.safeParse(error.error);
   const body = parsed.success ? parsed.data : {};
-  const type = (error.headers?.get('x-amzn-errortype') ?? body.__type ?? '').split(':')[0]?.split('#').at(-1) ?? '';
-  const detail = body.message ?? body.Message ?? error.message;
-  const what = `${status}${type ? ` ${type}` : ''}`;
+  const header = error.headers?.get('x-amzn-errortype') ?? body.__type ?? (streamed ? upperFirst(error.type ?? '') : '');
+  const type = header.split(':')[0]?.split('#').at(-1) ?? '';
+  const detail = body.message ?? body.Message ?? error.apiMessage ?? error.message;
+  const what = streamed ? `${type} in the stream` : `${status}${type ? ` ${type}` : ''}`;
   const options = { cause: error };
   switch (type) {
     case 'ThrottlingException':
@@ -103,6 +121,7 @@ export function mapBedrockError(error: unknown, model: string): Error {
     case 'ServiceUnavailableException':
       return new ModelOverloaded(`Bedrock has no capacity for ${model} right now (${what}): ${detail}`, options);
     case 'ModelNotReadyException':
+    case 'ModelStreamErrorException':
     case 'ModelTimeoutException':
     case 'ModelErrorException':
     case 'InternalServerException':
@@ -115,6 +134,13 @@ export function mapBedrockError(error: unknown, model: string): Error {
       );
     case 'ResourceNotFoundException':
       return new ModelRequestInvalid(`Bedrock has no model ${model} here (${what}): ${detail}`, status, options);
+  }
+  if (streamed) {
+    if (type === 'ValidationException' && tooLong.test(detail)) {
+      return new ContextWindowExceeded(`The conversation is too long for ${model} (${what}): ${detail}`, promptLimit(detail), options);
+    }
+    if (type === 'ValidationException') return new ModelRequestInvalid(`Bedrock rejected the request to ${model} (${what}): ${detail}`, undefined, options);
+    return new ModelUnavailable(`Bedrock's answer from ${model} broke off (${what}): ${detail}`, options);
   }
   if (status === 429) return new ModelThrottled(`Bedrock is throttling calls to ${model} (${what}): ${detail}`, retryAfter(error), options);
   if (status >= 500 || status === 408 || status === 424) {
@@ -136,6 +162,10 @@ function promptLimit(detail: string): number | undefined {
   if (maximum) return Number(maximum[1]);
   const context = /context limit:\s*\d+\s*\+\s*(\d+)\s*>\s*(\d+)/i.exec(detail);
   return context ? Number(context[2]) - Number(context[1]) : undefined;
+}
+
+function upperFirst(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
 function retryAfter(error: InstanceType<typeof Anthropic.APIError>): number | undefined {

@@ -8,17 +8,30 @@
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { ContentBlock, StopReason, Usage, toolUses } from '../../core/messages.js';
+import { ContentBlock, StopReason, TextBlock, ToolUseBlock, Usage, toolUses } from '../../core/messages.js';
 import { StepwiseError } from '../../core/errors.js';
-import type { ModelProvider, ModelRequest, ModelResponse } from '../../core/model.js';
+import type { ModelProvider, ModelRequest, ModelResponse, PartialBlock } from '../../core/model.js';
 import { finalAnswerNudge } from '../../core/output.js';
 import { truncatedTextNote } from '../../core/steps/inference.js';
 import { finishPlan } from '../../core/tools/finish-plan.js';
+
+/**
+ * How a turn is generated: its text and its tool calls' input JSON come in pieces of `chunkChars`
+ * characters (whole when absent), each `delayMs` after the one before (the first too), so a turn
+ * can stand for a slow model. Streamed answers (live text) show the pieces as they come; an
+ * answer that is not streamed arrives whole when the last piece would have.
+ */
+export const TurnPacing = z.object({
+  chunkChars: z.number().int().positive().optional(),
+  delayMs: z.number().int().nonnegative().optional(),
+});
+export type TurnPacing = z.infer<typeof TurnPacing>;
 
 export const ScriptedTurn = z.object({
   content: z.array(ContentBlock),
   stopReason: StopReason.optional(),
   usage: Usage.partial().optional(),
+  pacing: TurnPacing.optional(),
 });
 export type ScriptedTurn = z.infer<typeof ScriptedTurn>;
 
@@ -49,7 +62,7 @@ export class ScriptedModel implements ModelProvider {
     return model;
   }
 
-  /** Loads a script from a JSON file (an array of `{ content, stopReason?, usage? }`), replayed per run. */
+  /** Loads a script from a JSON file (an array of `{ content, stopReason?, usage?, pacing? }`), replayed per run. */
   static fromFile(path: string): ScriptedModel {
     return ScriptedModel.perRun(readScript(path));
   }
@@ -62,13 +75,14 @@ export class ScriptedModel implements ModelProvider {
   }
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
-    const { signal: _signal, ...copyable } = request;
+    const { signal: _signal, onProgress: _onProgress, ...copyable } = request;
     this.requests.push(structuredClone(copyable));
     const source = this.script ? scriptTurn(this.script, request) : this.turns.shift();
     if (!source) {
       throw new ScriptExhausted(`The script has no turn left for request ${this.requests.length}.`);
     }
     const turn = ScriptedTurn.parse(typeof source === 'function' ? await source(request) : source);
+    await generateInPieces(turn, request);
     return {
       message: { role: 'assistant', content: structuredClone(turn.content) },
       stopReason: turn.stopReason ?? (toolUses(turn).length > 0 ? 'tool_use' : 'end_turn'),
@@ -81,6 +95,63 @@ export class ScriptedModel implements ModelProvider {
       model: request.model,
     };
   }
+}
+
+/**
+ * Plays a turn's pieces at its pace, telling `onProgress` of each: the text and tool calls
+ * generated so far (thinking and other blocks are not shown).
+ */
+async function generateInPieces(turn: ScriptedTurn, request: ModelRequest): Promise<void> {
+  const { delayMs = 0 } = turn.pacing ?? {};
+  if (!request.onProgress && delayMs === 0) return;
+  const partial: PartialBlock[] = [];
+  for (const [index, block] of turn.content.entries()) {
+    const text = TextBlock.safeParse(block);
+    const call = ToolUseBlock.safeParse(block);
+    const entry: PartialBlock | undefined = text.success
+      ? { block: index, type: 'text', text: '' }
+      : call.success
+        ? { block: index, type: 'tool_use', id: call.data.id, name: call.data.name, partialJson: '' }
+        : undefined;
+    if (!entry) continue;
+    partial.push(entry);
+    const content = text.success ? text.data.text : JSON.stringify(call.data?.input ?? {});
+    for (const piece of pieces(content, turn.pacing)) {
+      if (delayMs > 0) await pause(delayMs, request.signal);
+      if (entry.type === 'text') entry.text += piece;
+      else entry.partialJson += piece;
+      request.onProgress?.(partial.map((b) => ({ ...b })));
+    }
+  }
+}
+
+/** `text` in the pieces a turn's pacing cuts it into (whole code points); none for an empty text. */
+export function pieces(text: string, pacing: TurnPacing | undefined): string[] {
+  const size = pacing?.chunkChars;
+  if (!text) return [];
+  if (!size) return [text];
+  const chars = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < chars.length; i += size) out.push(chars.slice(i, i + size).join(''));
+  return out;
+}
+
+function pause(ms: number, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const timer = setTimeout(() => {
+      signal?.removeEventListener('abort', stop);
+      resolve();
+    }, ms);
+    const stop = () => {
+      clearTimeout(timer);
+      reject(signal?.reason as Error);
+    };
+    signal?.addEventListener('abort', stop, { once: true });
+  });
 }
 
 /** What `scriptPosition` reads of a request: the Messages API's shape, so the local stand-ins can use it too. */
@@ -132,7 +203,7 @@ function isNamed(tool: unknown, name: string): boolean {
   return typeof tool === 'object' && tool !== null && 'name' in tool && tool.name === name;
 }
 
-/** The turns of a script file: a JSON array of `{ content, stopReason?, usage? }`. */
+/** The turns of a script file: a JSON array of `{ content, stopReason?, usage?, pacing? }`. */
 export function readScript(path: string): ScriptedTurn[] {
   return z.array(ScriptedTurn).parse(JSON.parse(readFileSync(path, 'utf8')));
 }

@@ -25,6 +25,7 @@ import {
   conversationIdOf,
 } from '../conversation.js';
 import { NotFound, StepStateInvalid } from '../errors.js';
+import { type LivePolicy, type LiveText, LiveTextWriter, newAttemptId } from '../live.js';
 import {
   type ContentBlock,
   StopReason,
@@ -99,6 +100,10 @@ export interface InferenceDeps {
   /** What each caller's runs cost per day (needed for the daily limit). */
   spend?: SpendStore;
   clock?: () => Date;
+  /** Where the answer is written while the model generates it; no live text when absent. */
+  liveText?: LiveText;
+  /** Pacing of live text and where its failures are logged; `defaultLivePolicy` when absent. */
+  livePolicy?: Partial<LivePolicy>;
 }
 
 /**
@@ -155,13 +160,27 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     },
     schema,
   );
-  const ask = (c: Conversation) =>
-    deps.model.generate({
-      model,
-      maxTokens: deps.settings.maxTokens,
-      ...request,
-      messages: modelMessages(c),
-    });
+  // The answer will be the next message, whatever compaction does (a summary is not a message).
+  const seq = nextSeq(conversation.messages);
+  const ask = async (c: Conversation) => {
+    // Each model call is an attempt of its own: a call abandoned for another (a compacted
+    // retry, a retried step) leaves its live text apart from the next one's.
+    const live = deps.liveText
+      ? new LiveTextWriter({ runId, agent, seq, attempt: newAttemptId() }, deps.liveText, deps.livePolicy)
+      : undefined;
+    try {
+      return await deps.model.generate({
+        model,
+        maxTokens: deps.settings.maxTokens,
+        ...request,
+        messages: modelMessages(c),
+        ...(live ? { onProgress: live.progress } : {}),
+      });
+    } finally {
+      // Before anything is stored: no live write lands after the message.
+      await live?.settle();
+    }
+  };
   // Compact once at most per step: before the call when the conversation nears the window, or
   // when the model says it no longer fits (invariant 11, docs/ARCHITECTURE.md); a second "too long" is the run's error.
   // Each model call is preceded by a budget check; a summary is counted before the answer is asked for.
@@ -194,7 +213,6 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     throw new ModelResponseEmpty(`The model returned no content (stop_reason "${response.stopReason}").`);
   }
   const messages = conversation.messages;
-  const seq = nextSeq(messages);
   const stored: StoredMessage = {
     seq,
     role: 'assistant',
@@ -229,6 +247,7 @@ async function compact(
   const last = conversation.messages.at(-1);
   if (cut === undefined || !last) return undefined;
   // The same system prompt and tools as the step's own request, so the summary call hits the cache.
+  // No live text: the summary is no message of the conversation, and no watcher is shown it.
   const response = await deps.model.generate({
     model,
     maxTokens: deps.settings.maxTokens,

@@ -1,0 +1,58 @@
+/**
+ * Live text on DynamoDB: one item per model call, in its run's partition, written whole each time
+ * it grows ("Live text", docs/ARCHITECTURE.md).
+ *
+ *   pk = live#<runId>
+ *   sk = <agent>#<seqKey(seq)>#<attempt>
+ *
+ * A write is a plain PutItem: the writer only ever appends chunks, so the item only grows, and a
+ * write that lands late replaces nothing a reader has not seen a prefix of.
+ */
+import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { StoredDataInvalid } from '../../core/errors.js';
+import { LiveAttempt, type LiveText, type LiveTextReader, liveSortKey } from '../../core/live.js';
+import { guard } from '../aws/errors.js';
+import { queryAll } from './conversations.js';
+import { itemFamilies } from './layout.js';
+
+export class DynamoLiveText implements LiveText, LiveTextReader {
+  constructor(
+    private readonly doc: DynamoDBDocumentClient,
+    private readonly table: string,
+  ) {}
+
+  async write(attempt: LiveAttempt, options: { signal?: AbortSignal } = {}): Promise<void> {
+    await guard('Writing live text', () =>
+      this.doc.send(
+        new PutCommand({ TableName: this.table, Item: { pk: pkOf(attempt.runId), sk: liveSortKey(attempt), ...attempt } }),
+        options.signal ? { abortSignal: options.signal } : {},
+      ),
+    );
+  }
+
+  /**
+   * The run's attempts in key order (agent, then seq, then start), only those whose key sorts
+   * after `afterSk` when given. Strongly consistent, so a reader never sees an item shrink.
+   */
+  async list(runId: string, afterSk?: string): Promise<LiveAttempt[]> {
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: afterSk === undefined ? 'pk = :pk' : 'pk = :pk AND sk > :after',
+        ExpressionAttributeValues: { ':pk': pkOf(runId), ...(afterSk === undefined ? {} : { ':after': afterSk }) },
+        ConsistentRead: true,
+      },
+      'Reading live text',
+    );
+    return items.map((item) => {
+      const parsed = LiveAttempt.safeParse(item);
+      if (!parsed.success) throw new StoredDataInvalid(`Live text item ${String(item.pk)} ${String(item.sk)} is malformed: ${parsed.error.message}`);
+      return parsed.data;
+    });
+  }
+}
+
+function pkOf(runId: string): string {
+  return `${itemFamilies.live}${runId}`;
+}
