@@ -80,13 +80,14 @@ export class Storage extends Construct {
   /**
    * Approval records (`run#<runId>` / `approval#<toolUseId>`): `request` (open a request, store
    * the task token: the approval function), `settle` (read, deny on timeout: the tool function),
-   * `decide` (list, read, record a decision: the API).
+   * `decide` (list, read, record a decision: the API), `read` (list and read: the event stream).
    */
-  grantApprovals(grantee: iam.IGrantable, access: 'request' | 'settle' | 'decide'): void {
+  grantApprovals(grantee: iam.IGrantable, access: 'request' | 'settle' | 'decide' | 'read'): void {
     const actions = {
       request: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       settle: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       decide: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      read: ['dynamodb:GetItem', 'dynamodb:Query'],
     }[access];
     this.grantItems(grantee, actions, ['runs']);
   }
@@ -111,6 +112,14 @@ export class Storage extends Construct {
     this.grantItems(grantee, actions, ['runs']);
     if (access === 'updateOnly') return;
     this.grantObjects(grantee, 'runs/*', access === 'readWrite' ? ['s3:GetObject', 's3:PutObject'] : ['s3:GetObject']);
+  }
+
+  /**
+   * Live text (`live#<runId>`, written whole while the model generates): `write` (the inference
+   * function), `read` (query a run's attempts: the event stream).
+   */
+  grantLiveText(grantee: iam.IGrantable, access: 'read' | 'write'): void {
+    this.grantItems(grantee, access === 'write' ? ['dynamodb:PutItem'] : ['dynamodb:Query'], ['live']);
   }
 
   /** Idempotency keys and session locks (the intake's conditional writes), and its count of an owner's running runs. */

@@ -6,6 +6,7 @@
  *   run#<runId>             the run record, approvals, tool catalog (runs.ts, approvals.ts, tool-catalog.ts)
  *   idem#<ownerKey>:<key>   idempotency keys                      (intake.ts)
  *   session#<ownerKey>/<id> session locks                         (intake.ts)
+ *   live#<runId>            the answers being generated, per model call (live-text.ts)
  *
  * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
  * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
@@ -18,6 +19,7 @@ export const itemFamilies = {
   runs: 'run#',
   idempotency: 'idem#',
   sessions: 'session#',
+  live: 'live#',
   byOwner: 'owner#',
   byTenant: 'tenant#',
   running: 'running#',
