@@ -20,7 +20,7 @@ new StepwiseStack(app, 'Stepwise', {
   maxTokens: Number(context('maxTokens') ?? 8192),
   contextWindowTokens: Number(context('contextWindowTokens') ?? 200_000),
   // { "type": "iam", "reviewerArns"?: [...], "adminArns"?: [...] } (default) or
-  // { "type": "jwt", "issuer": "...", "audience": ["..."], "tenantClaim"?: "custom:tenant" }.
+  // { "type": "jwt", "issuer": "...", "audience": ["..."], "tenantClaim"?: "custom:tenant", "jwksUri"?: "..." }.
   auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
   // { "separateReviewer"?: true, "maxRunningRunsPerCaller"?: 5, "trustedSources"?: ["app.portal"] }.
   callers: (app.node.tryGetContext('stepwise:callers') as CallerSettings | undefined) ?? {},
@@ -33,5 +33,7 @@ new StepwiseStack(app, 'Stepwise', {
   ...(context('runTimeout') ? { runTimeout: Duration.seconds(Number(context('runTimeout'))) } : {}),
   // Remote MCP servers: [{ "name": "docs", "url": "https://…/mcp", "agents"?: ["single", "coder"] }].
   mcpServers: (app.node.tryGetContext('stepwise:mcpServers') as McpServerConfig[] | undefined) ?? [],
+  // The most event streams open at once (the stream function's reserved concurrency); no cap when unset.
+  ...(context('maxConcurrentStreams') ? { maxConcurrentStreams: Number(context('maxConcurrentStreams')) } : {}),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

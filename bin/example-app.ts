@@ -49,6 +49,7 @@ export class ResearchAssistantStack extends Stack {
     });
 
     new CfnOutput(this, 'ApiUrl', { value: this.agents.api.apiEndpoint });
+    new CfnOutput(this, 'StreamUrl', { value: this.agents.streamUrl.url });
     new CfnOutput(this, 'EventBusName', { value: this.agents.bus.eventBusName });
     new CfnOutput(this, 'DashboardName', { value: this.agents.dashboard.dashboardName });
   }

@@ -22,7 +22,17 @@ import type { Storage } from './storage.js';
  */
 export type ApiAuth =
   | { readonly type: 'iam'; readonly reviewerArns?: string[]; readonly adminArns?: string[] }
-  | { readonly type: 'jwt'; readonly issuer: string; readonly audience: string[]; readonly tenantClaim?: string };
+  | {
+      readonly type: 'jwt';
+      readonly issuer: string;
+      readonly audience: string[];
+      readonly tenantClaim?: string;
+      /**
+       * The issuer's key set, where the stream function reads it (it verifies tokens itself).
+       * @default the `jwks_uri` of `<issuer>/.well-known/openid-configuration`, as API Gateway finds it
+       */
+      readonly jwksUri?: string;
+    };
 
 /** Deployment settings of callers: who reviews, how many runs one caller may run, which sources speak for others. */
 export interface CallerSettings {
@@ -158,6 +168,8 @@ export class FrontDoor extends Construct {
   public readonly callerPolicy?: iam.ManagedPolicy;
   /** IAM auth: the policy reviewers need besides `callerPolicy` (deciding approvals). */
   public readonly reviewerPolicy?: iam.ManagedPolicy;
+  /** The API function's settings (callers, intake, storage), which the stream function shares. */
+  public readonly apiEnvironment: Readonly<Record<string, string>>;
 
   constructor(scope: Construct, id: string, props: FrontDoorProps) {
     super(scope, id);
@@ -180,6 +192,8 @@ export class FrontDoor extends Construct {
       ...(props.allowedModels ? { STEPWISE_ALLOWED_MODELS: props.allowedModels.join(',') } : {}),
       ...budgetEnvironment(props.budgets),
     };
+
+    this.apiEnvironment = orchestratorEnv;
 
     this.deadLetters = new sqs.Queue(this, 'DeadLetters', {
       encryption: sqs.QueueEncryption.SQS_MANAGED,
@@ -286,7 +300,7 @@ export class FrontDoor extends Construct {
       const callerRoutes = apiRoutes.filter(([, path]) => !isApprovalRoute(path));
       const reviewerRoutes = apiRoutes.filter(([, path]) => isApprovalRoute(path));
       this.callerPolicy = new iam.ManagedPolicy(this, 'CallerPolicy', {
-        description: 'Stepwise API: start, list, read and cancel runs (attach to callers).',
+        description: 'Stepwise API: start, list, read, watch and cancel runs (attach to callers).',
         statements: [invoke(callerRoutes)],
       });
       this.reviewerPolicy = new iam.ManagedPolicy(this, 'ReviewerPolicy', {

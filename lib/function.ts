@@ -18,6 +18,8 @@ export interface StepwiseFunctionProps {
   readonly environment?: Record<string, string>;
   /** @default logs.RetentionDays.ONE_MONTH */
   readonly logRetention?: logs.RetentionDays;
+  /** @default none (the account's unreserved concurrency) */
+  readonly reservedConcurrentExecutions?: number;
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -52,6 +54,7 @@ export class StepwiseFunction extends Construct {
       architecture: lambda.Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
       timeout: props.timeout ?? Duration.seconds(30),
+      ...(props.reservedConcurrentExecutions !== undefined ? { reservedConcurrentExecutions: props.reservedConcurrentExecutions } : {}),
       tracing: lambda.Tracing.ACTIVE,
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,

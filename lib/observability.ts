@@ -27,6 +27,13 @@ export interface ObservabilityProps {
    */
   readonly api?: { readonly httpApi: apigw.IHttpApi; readonly function: lambda.IFunction };
   /**
+   * The stream function, with its timeout and the longest it holds a stream: a stream that runs
+   * past `maxStream` did not end cleanly, and its URL's 5xx answers are errors its router answered
+   * (which the Lambda `Errors` metric never sees).
+   * @default no stream alarms
+   */
+  readonly stream?: { readonly function: lambda.IFunction; readonly timeout: Duration; readonly maxStream: Duration };
+  /**
    * Where alarms notify when they go off.
    * @default none: the alarms only change state (see them in the console or on the dashboard)
    */
@@ -46,7 +53,8 @@ export interface ObservabilityProps {
 /**
  * A CloudWatch dashboard and alarms for Stepwise (habit 10, docs/ARCHITECTURE.md): failed, timed-out and
  * throttled executions of both state machines, orchestrator executions stopped outside Stepwise,
- * Lambda errors and throttles, API 5xx answers, and a dead-letter queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:
+ * Lambda errors and throttles, API and stream URL 5xx answers, a stream that ran near its timeout,
+ * and a dead-letter queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:
  * its last states are direct DynamoDB/EventBridge integrations that no function sees, and it
  * ends failed exactly when the run does (`RunFailed`).
  */
@@ -91,6 +99,21 @@ export class Observability extends Construct {
     }
     const serverErrors = props.api?.httpApi.metricServerError({ period, statistic: cloudwatch.Stats.SUM });
     if (serverErrors) this.alarm('Api5xx', serverErrors, 'The HTTP API answered with 5xx (errors of the API function included).', props.alarmTopic);
+    const stream = props.stream;
+    const streamUrl = (metricName: string, label: string) =>
+      stream?.function.metric(metricName, { period, statistic: cloudwatch.Stats.SUM, label });
+    if (stream) {
+      this.alarm('StreamUrl5xx', stream.function.metric('Url5xxCount', { period, statistic: cloudwatch.Stats.SUM }), 'The stream URL answered with 5xx (errors of the stream function included).', props.alarmTopic);
+      // Streams end at maxStream; one that runs halfway to the timeout did not end cleanly.
+      const nearTimeout = stream.maxStream.plus(Duration.seconds((stream.timeout.toSeconds() - stream.maxStream.toSeconds()) / 2));
+      this.alarm(
+        'StreamDurationNearTimeout',
+        stream.function.metricDuration({ period, statistic: cloudwatch.Stats.MAXIMUM }),
+        `A stream ran past ${nearTimeout.toSeconds()} s, near the function's ${stream.timeout.toSeconds()} s timeout: it did not end cleanly at ${stream.maxStream.toSeconds()} s.`,
+        props.alarmTopic,
+        nearTimeout.toMilliseconds(),
+      );
+    }
     const deadLetterDepth = props.deadLetters.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM });
     this.alarm('DeadLetters', deadLetterDepth, 'Events wait in the dead-letter queue: run requests that could not start, or execution ends not recorded.', props.alarmTopic);
 
@@ -127,6 +150,8 @@ export class Observability extends Construct {
       [metricNames.cacheCreationInputTokens, 'cache write'],
     ] as const;
     const fns = Object.entries(props.functions);
+    // Streams last minutes: their duration has a graph of its own, not the steps' milliseconds.
+    const steps = fns.filter(([, fn]) => fn !== stream?.function);
     const width = 8;
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
@@ -163,7 +188,7 @@ export class Observability extends Construct {
     this.dashboard.addWidgets(
       new cloudwatch.GraphWidget({
         title: 'Lambda duration (p90)',
-        left: fns.map(([name, fn]) => fn.metricDuration({ period, statistic: cloudwatch.Stats.p(90), label: name })),
+        left: steps.map(([name, fn]) => fn.metricDuration({ period, statistic: cloudwatch.Stats.p(90), label: name })),
         width,
       }),
       new cloudwatch.GraphWidget({
@@ -179,13 +204,27 @@ export class Observability extends Construct {
         width,
       }),
     );
+    if (stream) {
+      this.dashboard.addWidgets(
+        new cloudwatch.GraphWidget({
+          title: 'Event streams',
+          left: [
+            streamUrl('UrlRequestCount', 'streams opened'),
+            streamUrl('Url4xxCount', '4xx'),
+            streamUrl('Url5xxCount', '5xx'),
+          ].filter((metric): metric is cloudwatch.Metric => metric !== undefined),
+          right: [stream.function.metricDuration({ period, statistic: cloudwatch.Stats.MAXIMUM, label: 'longest stream (ms)' })],
+          width,
+        }),
+      );
+    }
   }
 
-  /** An alarm on one or more events of `metric` in a period; missing data is no event. */
-  private alarm(id: string, metric: cloudwatch.IMetric, description: string, topic?: sns.ITopic): void {
+  /** An alarm on one or more events of `metric` in a period (or on reaching `threshold`); missing data is no event. */
+  private alarm(id: string, metric: cloudwatch.IMetric, description: string, topic?: sns.ITopic, threshold = 1): void {
     const alarm = new cloudwatch.Alarm(this, id, {
       metric,
-      threshold: 1,
+      threshold,
       evaluationPeriods: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,

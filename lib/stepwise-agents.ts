@@ -20,6 +20,7 @@ import { StepwiseFunction } from './function.js';
 import { Observability } from './observability.js';
 import { Orchestrator } from './orchestrator.js';
 import { Storage } from './storage.js';
+import { LiveStream } from './stream.js';
 
 /** How Stepwise is configured: the model, the API's auth, limits and where alarms go. */
 export interface StepwiseAgentsProps {
@@ -107,6 +108,13 @@ export interface StepwiseAgentsProps {
    */
   readonly tools?: readonly LambdaToolConfig[];
   /**
+   * The most event streams open at once (the stream function's reserved concurrency): each open
+   * stream holds one Lambda execution for up to 14 minutes, and a cap keeps watchers from taking
+   * the concurrency the agent loop needs. Further streams are refused with 429 until one ends.
+   * @default no cap (streams share the account's unreserved concurrency)
+   */
+  readonly maxConcurrentStreams?: number;
+  /**
    * Where the alarms (failed, timed-out, throttled and interrupted executions, Lambda errors, API 5xx, dead letters) notify.
    * @default none: the alarms only change state
    */
@@ -131,6 +139,8 @@ export interface StepwiseFunctions {
   readonly approval: lambda.IFunction;
   /** The HTTP API. */
   readonly api: lambda.IFunction;
+  /** The live event stream, behind its function URL. */
+  readonly stream: lambda.IFunction;
   /** `Stepwise Run Requested` events from the bus. */
   readonly intake: lambda.IFunction;
   /** Orchestrator executions that ended outside their states (Step Functions status events). */
@@ -152,6 +162,8 @@ export class StepwiseAgents extends Construct {
   public readonly bucket: s3.Bucket;
   /** The HTTP API (output its `apiEndpoint`). */
   public readonly api: apigw.HttpApi;
+  /** The function URL that streams run events (output its `url`); the HTTP API cannot stream. */
+  public readonly streamUrl: lambda.FunctionUrl;
   /** The project's event bus: run requests in, run completions and approval requests out. */
   public readonly bus: events.EventBus;
   public readonly stateMachines: StepwiseStateMachines;
@@ -170,6 +182,8 @@ export class StepwiseAgents extends Construct {
   public readonly agentLoop: AgentLoop;
   public readonly orchestrator: Orchestrator;
   public readonly frontDoor: FrontDoor;
+  /** `GET /runs/{runId}/events` and `POST /agui`, streamed from a function URL. */
+  public readonly liveStream: LiveStream;
   /** Marks runs whose execution ended outside its states, and frees their sessions. */
   public readonly executionEnded: ExecutionEnded;
   public readonly observability: Observability;
@@ -307,6 +321,15 @@ export class StepwiseAgents extends Construct {
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
 
+    this.liveStream = new LiveStream(this, 'LiveStream', {
+      storage: this.storage,
+      orchestrator: this.orchestrator.stateMachine,
+      apiEnvironment: this.frontDoor.apiEnvironment,
+      ...(props.auth ? { auth: props.auth } : {}),
+      ...(this.frontDoor.callerPolicy ? { callerPolicy: this.frontDoor.callerPolicy } : {}),
+      ...(props.maxConcurrentStreams !== undefined ? { maxConcurrentStreams: props.maxConcurrentStreams } : {}),
+    });
+
     this.executionEnded = new ExecutionEnded(this, 'ExecutionEnded', {
       storage: this.storage,
       orchestrator: this.orchestrator.stateMachine,
@@ -316,6 +339,7 @@ export class StepwiseAgents extends Construct {
     this.table = table;
     this.bucket = bucket;
     this.api = this.frontDoor.api;
+    this.streamUrl = this.liveStream.url;
     this.stateMachines = { orchestrator: this.orchestrator.stateMachine, agentLoop: this.agentLoop.stateMachine };
     this.functions = {
       inference: this.inference.function,
@@ -324,6 +348,7 @@ export class StepwiseAgents extends Construct {
       api: this.frontDoor.apiFunction.function,
       intake: this.frontDoor.intakeFunction.function,
       executionEnded: this.executionEnded.function.function,
+      stream: this.liveStream.function.function,
     };
 
     this.observability = new Observability(this, 'Observability', {
@@ -336,8 +361,10 @@ export class StepwiseAgents extends Construct {
         Api: this.functions.api,
         Intake: this.functions.intake,
         ExecutionEnded: this.functions.executionEnded,
+        Stream: this.functions.stream,
       },
       api: { httpApi: this.api, function: this.functions.api },
+      stream: { function: this.functions.stream, timeout: this.liveStream.timeout, maxStream: this.liveStream.maxStream },
       deadLetters: this.frontDoor.deadLetters,
       ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
     });

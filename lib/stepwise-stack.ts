@@ -14,6 +14,8 @@ export class StepwiseStack extends Stack {
     // existed keeps every resource (the table and bucket above all) instead of replacing it.
     this.agents = new StepwiseAgents(this, 'Default', props);
     new CfnOutput(this, 'ApiUrl', { value: this.agents.api.apiEndpoint });
+    // Run events stream from here (GET /runs/{runId}/events, POST /agui): a Lambda function URL.
+    new CfnOutput(this, 'StreamUrl', { value: this.agents.streamUrl.url });
     new CfnOutput(this, 'EventBusName', { value: this.agents.bus.eventBusName });
     new CfnOutput(this, 'DashboardName', { value: this.agents.dashboard.dashboardName });
     // IAM auth: attach these to the roles of callers (and of reviewers) of the API.

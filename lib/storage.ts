@@ -88,13 +88,14 @@ export class Storage extends Construct {
   /**
    * Approval records (`run#<runId>` / `approval#<toolUseId>`): `request` (open a request, store
    * the task token: the approval function), `settle` (read, deny on timeout: the tool function),
-   * `decide` (list, read, record a decision: the API).
+   * `decide` (list, read, record a decision: the API), `read` (list and read: the event stream).
    */
-  grantApprovals(grantee: iam.IGrantable, access: 'request' | 'settle' | 'decide'): void {
+  grantApprovals(grantee: iam.IGrantable, access: 'request' | 'settle' | 'decide' | 'read'): void {
     const actions = {
       request: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'],
       settle: ['dynamodb:GetItem', 'dynamodb:UpdateItem'],
       decide: ['dynamodb:GetItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+      read: ['dynamodb:GetItem', 'dynamodb:Query'],
     }[access];
     this.grantItems(grantee, actions, ['runs']);
   }

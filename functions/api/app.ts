@@ -50,6 +50,12 @@ export interface ApiDeps extends IntakeDeps {
   access?: AccessPolicy;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
+  /**
+   * The longest one event stream stays open, in seconds (`STEPWISE_STREAM_MAX_SECONDS`): the
+   * stream then ends cleanly and the client resumes from its cursor. Deployed, a minute below the
+   * stream function's timeout (docs/ARCHITECTURE.md, "The live stream, deployed"). No limit when absent.
+   */
+  streamMaxSeconds?: number;
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
   /** The local token issuer (`npm run dev` only): `POST /_local/tokens`. */

@@ -1,11 +1,15 @@
 /**
  * Who is calling the HTTP API, read once per request (docs/ARCHITECTURE.md, "Callers and
  * owners"). Deployed, API Gateway has already checked the credentials: IAM auth leaves the
- * caller's ARN on the request context, JWT auth the token's claims. The local server checks its
- * own issuer's tokens, and reads their claims through the same `callerFromClaims`.
+ * caller's ARN on the request context, JWT auth the token's claims. The stream function's URL
+ * (payload 2.0, like the HTTP API's) leaves the same IAM context; it has no JWT authorizer, so
+ * in JWT mode the function checks the token itself (`jwtVerifier`). The local server checks its
+ * own issuer's tokens. Every path reads claims through the same `callerFromClaims`.
  */
+import { type JWTPayload, type JWTVerifyGetKey, createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import * as z from 'zod';
 import { type Caller, type ClaimSettings, type IamSettings, Unauthenticated, callerFromClaims, callerFromIam } from '../core/callers.js';
+import { StepwiseError } from '../core/errors.js';
 
 /** What a request offers to identify its caller. */
 export interface CallerRequest {
@@ -22,7 +26,11 @@ const IamContext = z.object({
   requestContext: z.object({ authorizer: z.object({ iam: z.object({ userArn: z.string().min(1) }) }) }),
 });
 
-/** IAM auth: the signed caller's ARN, with the roles the deployment's ARN patterns give it. */
+/**
+ * IAM auth: the signed caller's ARN, with the roles the deployment's ARN patterns give it. API
+ * Gateway's HTTP API and a Lambda function URL in `AWS_IAM` mode both pass it as
+ * `requestContext.authorizer.iam.userArn`.
+ */
 export function iamCallers(settings: IamSettings): Authenticate {
   return async ({ lambdaEvent }) => {
     const context = IamContext.safeParse(lambdaEvent);
@@ -77,8 +85,90 @@ export function bearerCallers(
     try {
       claims = await verify(token);
     } catch (error) {
+      // The issuer out of reach is not the caller's fault: a 500, not a 401.
+      if (error instanceof IssuerUnavailable) throw error;
       throw new Unauthenticated(`The token is not valid here (${error instanceof Error ? error.message : String(error)}).`);
     }
     return callerFromClaims(claims, settings);
   };
+}
+
+/** A JWT issuer whose tokens the stream function checks itself (JWT mode): the HTTP API authorizer's settings. */
+export interface JwtIssuer {
+  /** The `iss` a token must carry. */
+  issuer: string;
+  /** The audiences a token may be for, in `aud` or `client_id`. */
+  audience: readonly string[];
+  /** The issuer's key set. @default the `jwks_uri` of `<issuer>/.well-known/openid-configuration` */
+  jwksUrl?: string;
+}
+
+/** API Gateway's JWT authorizer verifies RSA signatures only; so does `jwtVerifier`. */
+export const jwtAlgorithms = ['RS256', 'RS384', 'RS512'];
+
+/**
+ * Checks a JWT as the HTTP API's JWT authorizer does: a `kid` naming a key of the issuer's key
+ * set, an RSA signature by it, `iss` the issuer, `aud` or `client_id` one of the audiences, `exp`
+ * ahead and `nbf` behind. Returns the claims; throws for any token that fails, and
+ * `IssuerUnavailable` when the issuer's keys cannot be had. `keys` replaces the issuer's key set
+ * (tests).
+ */
+export function jwtVerifier(settings: JwtIssuer, keys: JWTVerifyGetKey = issuerKeys(settings)): (token: string) => Promise<JWTPayload> {
+  const withKid: JWTVerifyGetKey = (header, token) => {
+    if (typeof header.kid !== 'string') throw new errors.JWSInvalid('The token names no key (kid).');
+    return keys(header, token);
+  };
+  return async (token) => {
+    const { payload } = await jwtVerify(token, withKid, { issuer: settings.issuer, algorithms: jwtAlgorithms, requiredClaims: ['exp'] });
+    const aud = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
+    const audiences = [...aud, ...(typeof payload.client_id === 'string' ? [payload.client_id] : [])];
+    if (!audiences.some((value) => settings.audience.includes(value))) {
+      throw new errors.JWTClaimValidationFailed('its audience (aud or client_id) is not this API\'s', payload, 'aud', 'check_failed');
+    }
+    return payload;
+  };
+}
+
+/** The issuer's keys could not be had (its configuration or key set did not answer, or not as expected). */
+export class IssuerUnavailable extends StepwiseError {
+  override readonly name = 'IssuerUnavailable';
+}
+
+const OpenIdConfiguration = z.object({ jwks_uri: z.string().url() });
+
+/** Failures of a key look-up that are the token's, not the issuer's. */
+const tokenFaults = [errors.JWKSNoMatchingKey, errors.JWKSMultipleMatchingKeys, errors.JOSENotSupported, errors.JWSInvalid];
+
+/**
+ * The issuer's key set, found on first use (once per container, a failed look-up tried again on
+ * the next request) and cached by `jose` between requests, refetched when a token names a key it
+ * does not hold yet.
+ */
+function issuerKeys({ issuer, jwksUrl }: JwtIssuer): JWTVerifyGetKey {
+  let keys: Promise<JWTVerifyGetKey> | undefined;
+  const load = async () => createRemoteJWKSet(new URL(jwksUrl ?? (await discoverKeySet(issuer))));
+  return async (header, token) => {
+    keys ??= load().catch((error: unknown) => {
+      keys = undefined;
+      throw error;
+    });
+    try {
+      return await (await keys)(header, token);
+    } catch (error) {
+      if (error instanceof IssuerUnavailable || tokenFaults.some((fault) => error instanceof fault)) throw error;
+      throw new IssuerUnavailable(`The key set of ${issuer} could not be read.`, { cause: error });
+    }
+  };
+}
+
+/** The `jwks_uri` of the issuer's OpenID configuration, as API Gateway finds it. */
+async function discoverKeySet(issuer: string): Promise<string> {
+  const url = `${issuer.replace(/\/+$/, '')}/.well-known/openid-configuration`;
+  try {
+    const response = await fetch(url, { signal: AbortSignal.timeout(5_000) });
+    if (!response.ok) throw new Error(`it answered ${response.status}`);
+    return OpenIdConfiguration.parse(await response.json()).jwks_uri;
+  } catch (error) {
+    throw new IssuerUnavailable(`The OpenID configuration of ${issuer} could not be read (${url}).`, { cause: error });
+  }
 }

@@ -1,6 +1,8 @@
-/** Wiring of the HTTP API function: the intake's parts, the stores it reads, task tokens and its callers. */
+/** Wiring of the HTTP API and stream functions: the intake's parts, the stores they read, task tokens and their callers. */
+import type { JWTVerifyGetKey } from 'jose';
 import type { ApiDeps } from '../api/app.js';
-import { type Authenticate, iamCallers, jwtClaimCallers } from '../api/callers.js';
+import { type Authenticate, bearerCallers, iamCallers, jwtClaimCallers, jwtVerifier } from '../api/callers.js';
+import type { ClaimSettings } from '../core/callers.js';
 import { SfnTaskTokens } from '../adapters/aws/task-tokens.js';
 import { presignedLinks } from '../adapters/s3/links.js';
 import { type IntakeHooks, intakeWiring, sfnClient } from './intake.js';
@@ -14,6 +16,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     ...(hooks.log ? { log: hooks.log } : {}),
     authenticate: hooks.authenticate ?? deployedCallers(wiring.env),
     access: { separateReviewer: wiring.env.STEPWISE_SEPARATE_REVIEWER },
+    ...(wiring.env.STEPWISE_STREAM_MAX_SECONDS ? { streamMaxSeconds: wiring.env.STEPWISE_STREAM_MAX_SECONDS } : {}),
     conversations: wiring.conversations,
     workspaceFor: wiring.workspaceFor,
     forks: wiring.forks,
@@ -25,6 +28,26 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
 
 /** Callers as API Gateway identified them: by IAM signature, or by the claims of a verified JWT. */
 function deployedCallers(env: Env): Authenticate {
-  if (env.STEPWISE_AUTH === 'jwt') return jwtClaimCallers(env.STEPWISE_TENANT_CLAIM ? { tenantClaim: env.STEPWISE_TENANT_CLAIM } : {});
+  if (env.STEPWISE_AUTH === 'jwt') return jwtClaimCallers(claimSettings(env));
   return iamCallers({ reviewerArns: env.STEPWISE_REVIEWER_ARNS, adminArns: env.STEPWISE_ADMIN_ARNS });
+}
+
+/**
+ * Callers of the stream function's URL (docs/ARCHITECTURE.md, "The live stream, deployed"): in IAM
+ * mode as Lambda identified them, the same context as the HTTP API's; in JWT mode the URL is open
+ * and the function verifies the bearer token itself, as the HTTP API's JWT authorizer does, with
+ * the same issuer and audiences, and reads the same claims. `keys` replaces the issuer's key set (tests).
+ */
+export function streamCallers(env: Env, keys?: JWTVerifyGetKey): Authenticate {
+  if (env.STEPWISE_AUTH !== 'jwt') return deployedCallers(env);
+  const issuer = env.STEPWISE_JWT_ISSUER;
+  if (!issuer) throw new Error('Stepwise is misconfigured: STEPWISE_JWT_ISSUER is not set (JWT mode verifies tokens in the stream function).');
+  if (!env.STEPWISE_JWT_AUDIENCE.length) throw new Error('Stepwise is misconfigured: STEPWISE_JWT_AUDIENCE is not set (JWT mode verifies tokens in the stream function).');
+  const verify = jwtVerifier({ issuer, audience: env.STEPWISE_JWT_AUDIENCE, ...(env.STEPWISE_JWKS_URL ? { jwksUrl: env.STEPWISE_JWKS_URL } : {}) }, keys);
+  return bearerCallers(verify, claimSettings(env));
+}
+
+/** How JWT claims name a tenant, the same for both functions. */
+function claimSettings(env: Env): ClaimSettings {
+  return env.STEPWISE_TENANT_CLAIM ? { tenantClaim: env.STEPWISE_TENANT_CLAIM } : {};
 }

@@ -131,6 +131,21 @@ export const Env = z.object({
   STEPWISE_DEFAULT_RUN_MAX_TOKENS: z.coerce.number().int().positive().optional(),
   /** What one caller's runs may cost per UTC day, in USD (API, intake and inference functions); no limit when unset. */
   STEPWISE_DAILY_MAX_USD: z.coerce.number().positive().optional(),
+  /**
+   * The longest one event stream stays open, in seconds (stream function): it then ends cleanly
+   * and the client resumes from its last cursor. Deployed, a minute below the function's
+   * 15-minute timeout; no limit when unset (the local server).
+   */
+  STEPWISE_STREAM_MAX_SECONDS: z.coerce.number().int().positive().optional(),
+  /**
+   * JWT mode, stream function: a function URL has no JWT authorizer, so the function verifies
+   * tokens itself, as the HTTP API's authorizer does: issued by this issuer,
+   */
+  STEPWISE_JWT_ISSUER: z.string().url().optional(),
+  /** for one of these audiences (`aud` or `client_id`), comma-separated, */
+  STEPWISE_JWT_AUDIENCE: commaList,
+  /** signed by a key of this set; by default the `jwks_uri` of the issuer's OpenID configuration. */
+  STEPWISE_JWKS_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;

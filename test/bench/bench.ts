@@ -149,16 +149,18 @@ async function cacheShare(steps: number) {
 async function bundles() {
   const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
   const results: { name: string; bytes: number; loadMs: number }[] = [];
-  // The default (Anthropic) deployment's six functions, then the inference entry a Bedrock
+  // The default (Anthropic) deployment's seven functions, then the inference entry a Bedrock
   // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
-  for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'execution-ended', 'inference-bedrock']) {
+  for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'execution-ended', 'stream', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
     await build({ ...esbuildOptionsOf(name), outfile: file, logLevel: 'silent' });
     const env = { ...process.env, STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x', STEPWISE_DEAD_LETTER_URL: 'https://sqs/x', AWS_REGION: 'us-east-1' };
     const times: number[] = [];
     for (let i = 0; i < 10; i++) {
       const started = performance.now();
-      spawnSync(process.execPath, ['--input-type=module', '-e', `await import(${JSON.stringify(file)})`], { env, stdio: 'ignore' });
+      // The stream function's module streamifies its handler when it loads, on the runtime's global.
+      const runtime = 'globalThis.awslambda = { streamifyResponse: (h) => h, HttpResponseStream: { from: (s) => s } };';
+      spawnSync(process.execPath, ['--input-type=module', '-e', `${runtime} await import(${JSON.stringify(file)})`], { env, stdio: 'ignore' });
       times.push(performance.now() - started);
     }
     const baseline: number[] = [];

@@ -51,13 +51,14 @@ describe('StepwiseStack on Bedrock', () => {
 
   it('builds the inference function from the Bedrock entry, so its bundle carries no Anthropic key path', () => {
     const handlers = functionsOf(bedrock).map((f) => f.Properties.Environment.Variables.STEPWISE_HANDLER);
-    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference-bedrock', 'run-requested', 'tool']);
+    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference-bedrock', 'run-requested', 'stream', 'tool']);
   });
 
-  it('tells the API and the intake which models a run may ask for, the deployment model first', () => {
-    expect([functionEnv('api').STEPWISE_ALLOWED_MODELS, functionEnv('run-requested').STEPWISE_ALLOWED_MODELS]).toEqual([`${model},${haiku}`, `${model},${haiku}`]);
+  it('tells the API, the intake and the stream (POST /agui) which models a run may ask for, the deployment model first', () => {
+    const starters = ['api', 'run-requested', 'stream'];
+    expect(starters.map((handler) => functionEnv(handler).STEPWISE_ALLOWED_MODELS)).toEqual(starters.map(() => `${model},${haiku}`));
     const allowed = functionsOf(stepwiseStack().template).map((f) => f.Properties.Environment.Variables.STEPWISE_ALLOWED_MODELS);
-    expect(allowed.filter(Boolean)).toEqual(['claude-sonnet-4-5', 'claude-sonnet-4-5']);
+    expect(allowed.filter(Boolean)).toEqual(starters.map(() => 'claude-sonnet-4-5'));
   });
 
   it.each(['claude-sonnet-4-5', 'mars.anthropic.claude-sonnet-4-5-20250929-v1:0', 'amazon.nova-pro-v1:0'])('refuses at synth the model id "%s", naming it', (id) => {

@@ -61,6 +61,16 @@ describe('least privilege in DynamoDB', () => {
       'run#*': ['GetItem', 'UpdateItem'],
       'session#*': ['UpdateItem'],
     });
+    // The event stream reads runs, their approvals, conversations and live text; POST /agui starts
+    // a run as POST /runs does. It writes no conversation or live item, and lists no runs.
+    expect(dynamoAccess('LiveStreamRole')).toEqual({
+      'conv#*': ['GetItem', 'Query'],
+      'live#*': ['Query'],
+      'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
+      'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'index running#*': ['Query'],
+    });
     expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
@@ -109,8 +119,8 @@ describe('reviewers', () => {
     const routesOf = (description: string) =>
       JSON.stringify(policies.find((p) => p.Properties.Description.includes(description))?.Properties.PolicyDocument.Statement);
     expect(routesOf('decide approvals')).toContain('/POST/runs/*/approvals/*');
-    expect(routesOf('start, list, read and cancel')).not.toContain('approvals');
-    expect(routesOf('start, list, read and cancel')).toContain('/GET/runs');
+    expect(routesOf('start, list, read, watch and cancel')).not.toContain('approvals');
+    expect(routesOf('start, list, read, watch and cancel')).toContain('/GET/runs');
   });
 
   it('with JWT auth, asks API Gateway for a reviewer scope on the approvals route only, and tells the API the tenant claim', () => {

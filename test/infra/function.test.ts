@@ -12,6 +12,7 @@ describe('StepwiseFunction', () => {
       'FrontDoorApiFunction',
       'FrontDoorIntakeFunction',
       'InferenceFunction',
+      'LiveStreamFunction',
       'ToolFunction',
     ]);
     for (const fn of functionsOf(template)) {
@@ -25,7 +26,7 @@ describe('StepwiseFunction', () => {
   });
 
   it('gives no function a wildcard action or a managed policy', () => {
-    for (const id of ['InferenceRole', 'ToolRole', 'ApprovalRole', 'WorkspaceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) {
+    for (const id of ['InferenceRole', 'ToolRole', 'ApprovalRole', 'WorkspaceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole', 'LiveStreamRole']) {
       for (const s of statementsOf(template, id)) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);
     }
     const roles = template.findResources('AWS::IAM::Role');

@@ -38,14 +38,14 @@ describe('Observability', () => {
 
   it('alarms on the throttles of every function, and on the errors of every function but the API\'s', () => {
     const functions = Object.keys(template.findResources('AWS::Lambda::Function')).map((id) => ({ Ref: id }));
-    expect(functions).toHaveLength(6);
+    expect(functions).toHaveLength(7);
     const api = { Ref: logicalIdOf(template, 'FrontDoorApiFunction', 'AWS::Lambda::Function') };
     const watched = (metricName: string) => alarmsOn('AWS/Lambda', metricName).map((a) => (a.Properties.Dimensions as { Value: unknown }[])[0]?.Value);
     expect(watched('Throttles')).toEqual(expect.arrayContaining(functions));
-    expect(watched('Throttles')).toHaveLength(6);
+    expect(watched('Throttles')).toHaveLength(7);
     expect(watched('Errors')).toEqual(expect.arrayContaining(functions.filter((f) => f.Ref !== api.Ref)));
     expect(watched('Errors')).not.toContainEqual(api);
-    expect(watched('Errors')).toHaveLength(5);
+    expect(watched('Errors')).toHaveLength(6);
     for (const alarm of [...alarmsOn('AWS/Lambda', 'Errors'), ...alarmsOn('AWS/Lambda', 'Throttles')]) {
       expect(alarm.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
     }
@@ -59,6 +59,17 @@ describe('Observability', () => {
       Statistic: 'Sum',
       Dimensions: [{ Name: 'ApiId', Value: { Ref: logicalIdOf(template, 'FrontDoorHttpApi', 'AWS::ApiGatewayV2::Api') } }],
     });
+  });
+
+  it('alarms on the stream URL\'s 5xx answers and on a stream that ran past its clean end, toward the function\'s timeout', () => {
+    const stream = [{ Name: 'FunctionName', Value: { Ref: logicalIdOf(template, 'LiveStreamFunction', 'AWS::Lambda::Function') } }];
+    const [url5xx, ...others] = alarmsOn('AWS/Lambda', 'Url5xxCount');
+    expect(others).toEqual([]);
+    expect(url5xx?.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum', Dimensions: stream });
+    const [duration, ...more] = alarmsOn('AWS/Lambda', 'Duration');
+    expect(more).toEqual([]);
+    // Streams end at 840 s (STEPWISE_STREAM_MAX_SECONDS); the timeout is 900 s.
+    expect(duration?.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Maximum', Dimensions: stream, Threshold: 870_000 });
   });
 
   it('alarms on orchestrator executions stopped outside Stepwise, counted where their runs are marked, not on every cancel', () => {
@@ -84,9 +95,10 @@ describe('Observability', () => {
     });
   });
 
-  it('has 20 alarms and, by default, no alarm actions', () => {
-    // Executions (2 machines x 3, 1 aborted outside Stepwise), functions (6 throttles, 5 errors), API 5xx, dead letters.
-    expect(alarms).toHaveLength(6 + 1 + 11 + 1 + 1);
+  it('has 24 alarms and, by default, no alarm actions', () => {
+    // Executions (2 machines x 3, 1 aborted outside Stepwise), functions (7 throttles, 6 errors), API 5xx,
+    // stream URL 5xx and stream duration, dead letters.
+    expect(alarms).toHaveLength(6 + 1 + 13 + 1 + 2 + 1);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toBeUndefined();
   });
 
@@ -95,7 +107,7 @@ describe('Observability', () => {
       (app) => new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(new Stack(app, 'Topic'), 'Alarms') }),
     );
     const found = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Resource[];
-    expect(found).toHaveLength(20);
+    expect(found).toHaveLength(24);
     for (const alarm of found) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('Topic');
   });
 

@@ -1,0 +1,108 @@
+import { Duration } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import { Construct } from 'constructs';
+import type { ApiAuth } from './front-door.js';
+import { StepwiseFunction } from './function.js';
+import type { Storage } from './storage.js';
+
+export interface LiveStreamProps {
+  readonly storage: Storage;
+  /** The orchestrator, which `POST /agui` starts a run of. */
+  readonly orchestrator: sfn.IStateMachine;
+  /** The settings the API function runs with (callers, intake, storage), shared so both read callers alike. */
+  readonly apiEnvironment: Readonly<Record<string, string>>;
+  /**
+   * How callers authenticate: the HTTP API's setting, enforced the same way at the function URL.
+   * @default { type: 'iam' }
+   */
+  readonly auth?: ApiAuth;
+  /** IAM auth: the callers' policy, which gains the right to open the stream URL. */
+  readonly callerPolicy?: iam.ManagedPolicy;
+  /**
+   * The most streams open at once: the function's reserved concurrency (one open stream holds one
+   * execution for up to `maxStream`), so watchers can never take the concurrency the agent loop's
+   * functions need. Further streams are throttled (HTTP 429) until one ends.
+   * @default no reservation (streams share the account's unreserved concurrency)
+   */
+  readonly maxConcurrentStreams?: number;
+}
+
+/** The stream function's timeout: Lambda's longest. */
+export const streamTimeout = Duration.minutes(15);
+
+/**
+ * The longest one stream stays open: a minute below the timeout, so a stream ends cleanly, with
+ * its last events written, and the client resumes from its cursor, rather than being cut off.
+ */
+export const maxStream = streamTimeout.minus(Duration.minutes(1));
+
+/**
+ * The live event stream (docs/ARCHITECTURE.md, "The live stream, deployed"): a function serving
+ * the app's stream routes (`GET /runs/{runId}/events`, `POST /agui`) behind a Lambda function URL
+ * in `RESPONSE_STREAM` mode. The HTTP API cannot stream, and an API Gateway REST API with the
+ * `STREAM` transfer mode would be a second API type with an auth of its own; a function URL takes
+ * the same IAM signatures as the HTTP API (`AWS_IAM`), and in JWT mode is open (`NONE`) with the
+ * token verified in the function against the same issuer, audiences and claims.
+ */
+export class LiveStream extends Construct {
+  public readonly function: StepwiseFunction;
+  /** Where clients open streams (output `StreamUrl`). */
+  public readonly url: lambda.FunctionUrl;
+  public readonly timeout = streamTimeout;
+  public readonly maxStream = maxStream;
+
+  constructor(scope: Construct, id: string, props: LiveStreamProps) {
+    super(scope, id);
+    const { storage, orchestrator } = props;
+    const auth = props.auth ?? { type: 'iam' };
+    this.function = new StepwiseFunction(this, 'Stream', {
+      handler: 'stream',
+      timeout: this.timeout,
+      environment: {
+        ...props.apiEnvironment,
+        STEPWISE_STREAM_MAX_SECONDS: String(this.maxStream.toSeconds()),
+        ...(auth.type === 'jwt'
+          ? {
+              STEPWISE_JWT_ISSUER: auth.issuer,
+              STEPWISE_JWT_AUDIENCE: auth.audience.join(','),
+              ...(auth.jwksUri ? { STEPWISE_JWKS_URL: auth.jwksUri } : {}),
+            }
+          : {}),
+      },
+      ...(props.maxConcurrentStreams !== undefined ? { reservedConcurrentExecutions: props.maxConcurrentStreams } : {}),
+    });
+    const fn = this.function.function;
+
+    // What a stream reads: the run record and its approvals, the conversations (large bodies in
+    // S3), the live attempts; nothing it writes.
+    storage.grantApprovals(fn, 'read');
+    storage.grantConversationRead(fn);
+    storage.grantLiveText(fn, 'read');
+    // POST /agui starts a run as POST /runs does: the run record, idempotency key and session
+    // lock, the caller's running runs, the orchestrator's start.
+    storage.grantRunRecords(fn, 'readWrite');
+    storage.grantIntakeRecords(fn);
+    orchestrator.grantStartExecution(fn);
+
+    this.url = fn.addFunctionUrl({
+      authType: auth.type === 'iam' ? lambda.FunctionUrlAuthType.AWS_IAM : lambda.FunctionUrlAuthType.NONE,
+      invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
+    });
+    // A function URL in AWS_IAM mode needs both actions from its caller (since October 2025); the
+    // second only through the URL, so the policy does not let callers invoke the function directly.
+    props.callerPolicy?.addStatements(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunctionUrl'],
+        resources: [fn.functionArn],
+        conditions: { StringEquals: { 'lambda:FunctionUrlAuthType': lambda.FunctionUrlAuthType.AWS_IAM } },
+      }),
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [fn.functionArn],
+        conditions: { Bool: { 'lambda:InvokedViaFunctionUrl': 'true' } },
+      }),
+    );
+  }
+}
