@@ -85,6 +85,8 @@ export class LiveStream extends Construct {
     storage.grantRunRecords(fn, 'readWrite');
     storage.grantIntakeRecords(fn);
     orchestrator.grantStartExecution(fn);
+    // ... and, with a daily limit, refuses it once the caller's day is spent (that day's sum).
+    if (props.apiEnvironment.STEPWISE_DAILY_MAX_USD !== undefined) storage.grantSpend(fn, 'read');
 
     this.url = fn.addFunctionUrl({
       authType: auth.type === 'iam' ? lambda.FunctionUrlAuthType.AWS_IAM : lambda.FunctionUrlAuthType.NONE,

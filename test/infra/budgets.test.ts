@@ -34,12 +34,14 @@ describe('budgets in the deployed stack', () => {
     expect(spendActions(template, 'InferenceRole')).toEqual(['dynamodb:Query', 'dynamodb:UpdateItem']);
     expect(spendActions(template, 'FrontDoorApiRole')).toEqual(['dynamodb:Query']);
     expect(spendActions(template, 'FrontDoorIntakeRole')).toEqual(['dynamodb:Query']);
+    // POST /agui starts runs too.
+    expect(spendActions(template, 'LiveStreamRole')).toEqual(['dynamodb:Query']);
     for (const role of ['ToolRole', 'ApprovalRole', 'ExecutionEndedFunctionRole']) expect(spendActions(template, role)).toEqual([]);
   });
 
   it('grants nothing on the daily spend without a daily limit', () => {
     const plain = stepwiseStack().template;
-    for (const role of ['InferenceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole']) expect(spendActions(plain, role)).toEqual([]);
+    for (const role of ['InferenceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole', 'LiveStreamRole']) expect(spendActions(plain, role)).toEqual([]);
   });
 
   it('lets the daily counters expire: the table’s TTL attribute is the one they set', () => {
