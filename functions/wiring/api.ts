@@ -19,6 +19,8 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     fileLinks: presignedLinks(awsClients(wiring.env).s3, wiring.env.STEPWISE_BUCKET),
     approvals: wiring.approvals,
     tokens: new SfnTaskTokens(sfn),
+    events: wiring.events,
+    stream: { maxDurationMs: wiring.env.STEPWISE_STREAM_MAX_SECONDS * 1000 },
   };
 }
 

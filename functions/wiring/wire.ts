@@ -13,6 +13,7 @@ import type { ConversationStore } from '../core/conversation.js';
 import type { IdempotencyStore, SessionLocks } from '../core/intake.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
+import type { RunEventSources } from '../core/stream-reader.js';
 import { ExternalTools, type ToolSource } from '../core/tools/external.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import type { Workspace } from '../core/workspace.js';
@@ -20,6 +21,7 @@ import { BlobStore } from '../adapters/s3/blobs.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
+import { DynamoLiveTexts } from '../adapters/dynamo/live-text.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace } from '../adapters/s3/workspace.js';
@@ -121,6 +123,8 @@ export const Env = z.object({
   STEPWISE_MAX_RUNNING_RUNS: z.coerce.number().int().positive().optional(),
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`), comma-separated. */
   STEPWISE_TRUSTED_SOURCES: commaList,
+  /** Seconds an event stream stays open before it ends with the cursor to resume from (API function): below a response stream's 15 minutes. */
+  STEPWISE_STREAM_MAX_SECONDS: z.coerce.number().int().positive().default(840),
   AWS_REGION: z.string().default('us-east-1'),
 });
 export type Env = z.infer<typeof Env>;
@@ -180,6 +184,8 @@ export interface Wiring {
   idempotency: IdempotencyStore;
   sessions: SessionLocks;
   approvals: ApprovalStore;
+  /** What a run's event stream reads (the API function). */
+  events: RunEventSources;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
 }
@@ -202,6 +208,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
   const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
+  const conversations = new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs });
   const sources = parts.externalTools?.(env) ?? [];
   const externalTools = sources.length
     ? new ExternalTools(sources, new DynamoToolCatalogStore(doc, env.STEPWISE_TABLE, blobs), {
@@ -211,13 +218,18 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   return {
     ...(externalTools ? { externalTools } : {}),
     env,
-    conversations: new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs }),
+    conversations,
     runs,
     plans: runs,
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
     sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {}),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
+    events: {
+      conversationFrom: (conversationId, from, runId) => conversations.itemsFrom(conversationId, from, runId),
+      liveTexts: new DynamoLiveTexts(doc, env.STEPWISE_TABLE),
+      runWithApprovals: (runId) => runs.getWithApprovals(runId),
+    },
     model:
       typeof parts.model === 'function'
         ? parts.model(env)

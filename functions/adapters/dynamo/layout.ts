@@ -6,6 +6,7 @@
  *   run#<runId>             the run record, approvals, tool catalog (runs.ts, approvals.ts, tool-catalog.ts)
  *   idem#<ownerKey>:<key>   idempotency keys                      (intake.ts)
  *   session#<ownerKey>/<id> session locks                         (intake.ts)
+ *   live#<runId>            live text of answers being written     (live-text.ts)
  *
  * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
  * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
@@ -21,6 +22,7 @@ export const itemFamilies = {
   byOwner: 'owner#',
   byTenant: 'tenant#',
   running: 'running#',
+  live: 'live#',
 } as const;
 export type ItemFamily = keyof typeof itemFamilies;
 
