@@ -106,9 +106,10 @@ export class RunEventReader {
   /** Reads what may be new and returns the events it allows. */
   async tick(): Promise<TickResult> {
     const wait = this.derivation.wait;
-    if (!wait) return { events: [], done: true, changed: false, again: false };
+    // Everything there is to show may be known before any read (a resumed stream of an ended run).
+    if (!wait) return { events: this.take(), done: true, changed: false, again: false };
     let changed: boolean;
-    if (wait.decisionOnly && this.ticks > 0) {
+    if (wait.decisionOnly && this.ticks > 0 && !this.runPending()) {
       // Only a decision, a cancel or a failure can move the stream on: the run partition says.
       changed = await this.readRunPartition();
     } else {
@@ -119,14 +120,25 @@ export class RunEventReader {
     }
     this.ticks++;
     this.derivation = deriveRunEvents(this.state);
+    const events = this.take();
+    return { events, done: this.derivation.done, changed: changed || events.length > 0, again: this.runPending() && !this.derivation.done };
+  }
+
+  /** The newest run record read differs from the one the stream stands on: a conversation read must take it in. */
+  private runPending(): boolean {
+    const { latestRun: latest, state } = this;
+    return latest.updatedAt !== state.run.updatedAt || latest.status !== state.run.status || latest.phase !== state.run.phase;
+  }
+
+  /** The derived events after the last one returned. */
+  private take(): PositionedEvent[] {
     const events = this.derivation.events.filter((e) => this.last === undefined || comparePositions(parseCursor(e.cursor, this.agents), this.last) > 0);
     const newest = events.at(-1);
     if (newest) {
       this.last = parseCursor(newest.cursor, this.agents);
       this.lastCursor = newest.cursor;
     }
-    const again = this.latestRun.updatedAt !== this.state.run.updatedAt || this.latestRun.status !== this.state.run.status || this.latestRun.phase !== this.state.run.phase;
-    return { events, done: this.derivation.done, changed: changed || events.length > 0, again: again && !this.derivation.done };
+    return events;
   }
 
   /** Reads an agent's conversation from where it may have news, then its live attempts if they can change. */
@@ -141,7 +153,7 @@ export class RunEventReader {
     let changed = mergeRecords(view, records, runId);
     const live = liveFrom(view, agent, existing === undefined);
     if (live) {
-      changed = mergeAttempts(view, await this.sources.liveTexts.list(runId, live)) || changed;
+      changed = this.mergeAttempts(view, agent, await this.sources.liveTexts.list(runId, live)) || changed;
       // Every answer read so far (and every seq before it) has its attempts final in what was just read.
       const lastSeq = lastMessageSeq(view);
       if (lastSeq !== undefined) view.liveSettledTo = Math.max(view.liveSettledTo, lastSeq + 1);
@@ -149,6 +161,14 @@ export class RunEventReader {
     view.liveFresh = live !== undefined;
     this.state.agents[agent] = view;
     return changed || existing === undefined;
+  }
+
+  /** Live reads so far, and the read in which each attempt was first seen to have a later one. */
+  private liveReads = 0;
+  private readonly successorSeen: Partial<Record<AgentName, Map<string, number>>> = {};
+
+  private mergeAttempts(view: AgentView, agent: AgentName, attempts: LiveAttempt[]): boolean {
+    return mergeAttempts(view, attempts, ++this.liveReads, (this.successorSeen[agent] ??= new Map()));
   }
 
   /** Reads the run record and the approvals; whether anything the stream shows changed. */
@@ -182,7 +202,7 @@ function startOf(position: Position | undefined, agents: number): { agent: numbe
 }
 
 function emptyView(fromSeq: number): AgentView {
-  return { fromSeq, messages: new Map(), results: new Map(), attempts: new Map(), liveSettledTo: fromSeq, liveFresh: false };
+  return { fromSeq, messages: new Map(), results: new Map(), attempts: new Map(), finalAttempts: new Set(), liveSettledTo: fromSeq, liveFresh: false };
 }
 
 function lastMessageSeq(view: AgentView): number | undefined {
@@ -223,8 +243,8 @@ export function liveFrom(view: AgentView, agent: AgentName, first: boolean): Liv
   const underWay = [...view.attempts.keys()].some((s) => s >= seq);
   const modelMayRun = last !== undefined && view.messages.get(last)?.role === 'user';
   if (!first && !storedBeyond && !underWay && !modelMayRun) return undefined;
-  // Earlier attempts of the same seq are final: a later one exists.
-  const known = view.attempts.get(seq)?.at(-1);
+  // Attempts known final need no reading again.
+  const known = view.attempts.get(seq)?.find((a) => !view.finalAttempts.has(a.attempt));
   return { agent, seq, ...(known ? { attempt: known.attempt } : {}) };
 }
 
@@ -246,7 +266,13 @@ function mergeRecords(view: AgentView, records: ConversationRecord[], runId: str
   return changed;
 }
 
-function mergeAttempts(view: AgentView, attempts: LiveAttempt[]): boolean {
+/**
+ * Merges the attempts a live read returned. An attempt is final once a read made after the read
+ * that first showed a later attempt of its seq returned it: pages of one query are read one
+ * after another, so an attempt on an earlier page may be older than a later one on the next.
+ */
+function mergeAttempts(view: AgentView, attempts: LiveAttempt[], read: number, successorSeen: Map<string, number>): boolean {
+  const returned = new Set(attempts.map((a) => a.attempt));
   let changed = false;
   for (const attempt of attempts) {
     if (attempt.seq < view.fromSeq) continue;
@@ -262,6 +288,14 @@ function mergeAttempts(view: AgentView, attempts: LiveAttempt[]): boolean {
     }
     view.attempts.set(attempt.seq, list);
     changed = true;
+  }
+  for (const list of view.attempts.values()) {
+    for (const attempt of list.slice(0, -1)) {
+      if (view.finalAttempts.has(attempt.attempt)) continue;
+      const seen = successorSeen.get(attempt.attempt);
+      if (seen === undefined) successorSeen.set(attempt.attempt, read);
+      else if (seen < read && returned.has(attempt.attempt)) view.finalAttempts.add(attempt.attempt);
+    }
   }
   return changed;
 }
@@ -329,7 +363,9 @@ export async function* followRun(reader: RunEventReader, first: TickResult, opti
     for (const { cursor, event } of result.events) yield { kind: 'event', cursor, event };
     if (result.done || options.signal.aborted) return;
     if (result.events.length > 0) quietSince = now();
-    interval = result.again ? 0 : result.changed ? options.fastPollMs : Math.min(options.idlePollMs, Math.max(options.fastPollMs, interval * 1.5));
+    interval = result.changed ? options.fastPollMs : Math.min(options.idlePollMs, Math.max(options.fastPollMs, interval * 1.5));
+    // Sleep until the next read, sending heartbeats on the way; the deadline ends the stream.
+    let left = result.again ? 0 : interval;
     for (;;) {
       const at = now();
       if (at >= deadline) {
@@ -342,11 +378,11 @@ export async function* followRun(reader: RunEventReader, first: TickResult, opti
         quietSince = at;
         continue;
       }
-      const wake = Math.min(interval, deadline - at, heartbeatDue - at);
+      const wake = Math.min(left, deadline - at, heartbeatDue - at);
       if (wake > 0) await sleep(wake, options.signal);
       if (options.signal.aborted) return;
-      if (wake >= interval) break;
-      interval -= wake;
+      left -= wake;
+      if (left <= 0) break;
     }
     try {
       result = await reader.tick();

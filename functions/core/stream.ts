@@ -63,6 +63,11 @@ export interface AgentView {
   /** Live attempts by seq, oldest attempt first. */
   attempts: Map<number, LiveAttempt[]>;
   /**
+   * Attempts read again after a later attempt of the same seq was seen: their writer had stopped
+   * (a retry starts after the call before it ended), so nothing will be added to them.
+   */
+  finalAttempts: Set<string>;
+  /**
    * Live attempts of every seq below this have been read after the conversation showed that
    * seq's answer (or a later message) stored: nothing about them can change any more.
    */
@@ -376,17 +381,20 @@ export function deriveRunEvents(state: StreamState): Derivation {
     }),
   );
 
-  // The Coder works once the Architect handed over: the orchestrator records that as the phase.
+  // The Architect's part is over once it handed over to the Coder: the orchestrator records
+  // that as the phase (which moves on from there only to the run's end).
   const handedOver = run.phase === 'executing' || run.phase === 'complete' || run.status === 'succeeded';
   for (let k = 0; k < agents.length; k++) {
     const agent = agents[k] as AgentName;
     const view = state.agents[agent];
     const last = k === agents.length - 1;
-    if (k > 0 && !handedOver) {
-      // The run ended before handing over (the section before closed because it ended): the
-      // agent worked only if its conversation holds something of this run.
+    if (k > 0) {
+      // A later agent's step starts with its first message: a run that ends before it has none.
       if (!view) return waiting({ agent, decisionOnly: false });
-      if (view.messages.size === 0 && view.attempts.size === 0) break;
+      if (view.messages.size === 0 && view.attempts.size === 0) {
+        if (terminal) break;
+        return waiting({ agent, decisionOnly: false });
+      }
     }
     const open = sequence.group({ kind: 'open', agent: k });
     open({ type: EventType.STEP_STARTED, stepName: agent });
@@ -462,10 +470,16 @@ function deriveSlot(emit: (event: AGUIEvent) => void, context: SlotContext): Wai
     emit(custom('attempt_abandoned', { messageId: ids.message, agent, seq, attempt: attempt.attempt }));
   };
   const attemptIds = (index: number, attempt: LiveAttempt) => idsOf(run, agent, seq, index === 0 ? undefined : attempt.attempt);
-  attempts.slice(0, -1).forEach((attempt, index) => {
+  for (const [index, attempt] of attempts.slice(0, -1).entries()) {
     const ids = attemptIds(index, attempt);
-    abandon(attemptForm(attempt, ids), ids, attempt);
-  });
+    const form = attemptForm(attempt, ids);
+    // Not read since a later attempt appeared: its last flush may not have been in that read.
+    if (!settled && !view.finalAttempts.has(attempt.attempt)) {
+      for (const event of form.events) emit(event);
+      return read;
+    }
+    abandon(form, ids, attempt);
+  }
 
   const latest = attempts.at(-1);
   if (!message) {
