@@ -4,6 +4,9 @@
  */
 import { type AGUIEvent, EventType } from '@ag-ui/core';
 import { HttpAgent } from '@ag-ui/client';
+import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { seqKey } from '../../functions/core/conversation.js';
+import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { describe, expect, it } from 'vitest';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
@@ -153,6 +156,54 @@ describe('GET /runs/{runId}/events on the local stack', () => {
     expect({ status: hidden.status, body: await hidden.json() }).toEqual({ status: 404, body: { error: { code: 'RunNotFound', message: `No run ${runId}.` } } });
     const own = await watch(runId, { token: alice });
     expect(own.at(-1)?.event.type).toBe(EventType.RUN_FINISHED);
+  });
+});
+
+describe('live text on the local stack', () => {
+  it('shows the text of an answer still being written before the step stores it, continued by the stored text', async () => {
+    let release = () => {};
+    const released = new Promise<void>((resolve) => (release = resolve));
+    // The model call does not return until the watcher has seen the live text.
+    const tag = local.book.respondWith('stream-live', async () => {
+      await released;
+      return { turn: say('Streaming hello, world.') };
+    });
+    const started = await local.post('/runs', { goal: `${tag} Greet.`, mode: 'single' });
+    const runId = String(started.body.runId);
+    const res = await open(runId);
+    for (let i = 0; ((await local.get(`/runs/${runId}/messages`)).body.items as unknown[]).length === 0; i++) {
+      if (i > 300) throw new Error('The opening message was never stored.');
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    // What the inference step writes while the model generates: one item per attempt, growing.
+    const { dynamo } = awsClients(readEnv(process.env));
+    const doc = DynamoDBDocumentClient.from(dynamo);
+    const attempt = `${Date.now().toString().padStart(13, '0')}-abc123`;
+    const item = (chunks: { block: number; kind: 'text'; delta: string }[]) => ({
+      pk: `live#${runId}`, sk: `single#${seqKey(1)}#${attempt}`, runId, agent: 'single', seq: 1, attempt, chunks, updatedAt: new Date().toISOString(),
+    });
+    await doc.send(new PutCommand({ TableName: process.env.STEPWISE_TABLE, Item: item([{ block: 0, kind: 'text', delta: 'Streaming ' }]) }));
+    await doc.send(new PutCommand({ TableName: process.env.STEPWISE_TABLE, Item: item([{ block: 0, kind: 'text', delta: 'Streaming ' }, { block: 0, kind: 'text', delta: 'hello, ' }]) }));
+
+    const seen: Frame[] = [];
+    let storedWhenSeen: number | undefined;
+    for await (const frame of frames(res)) {
+      seen.push(frame);
+      if (frame.event?.type === EventType.TEXT_MESSAGE_CONTENT && storedWhenSeen === undefined) {
+        storedWhenSeen = ((await local.get(`/runs/${runId}/messages`)).body.items as unknown[]).length;
+        release();
+      }
+    }
+    expect(storedWhenSeen).toBe(1);
+    const events = eventsOf(seen).map((e) => e.event);
+    expect(aguiProblems(events)).toEqual([]);
+    const text = events.filter((e) => e.type === EventType.TEXT_MESSAGE_CONTENT) as { messageId: string; delta: string }[];
+    expect(text.map((e) => [e.messageId, e.delta])).toEqual([
+      [`${runId}:single:1:0`, 'Streaming '],
+      [`${runId}:single:1:0`, 'hello, '],
+      [`${runId}:single:1:0`, 'world.'],
+    ]);
+    expect(await watch(runId)).toEqual(eventsOf(seen));
   });
 });
 

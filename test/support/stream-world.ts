@@ -166,6 +166,8 @@ function pieces(r: Random, text: string): string[] {
 
 export interface ScenarioOptions {
   mode?: Run['mode'];
+  /** @default 'run-1' */
+  runId?: string;
   /** Chance that the run is cut (cancelled or failed) at a random write. @default 0.3 */
   cut?: number;
 }
@@ -179,8 +181,8 @@ export interface ScenarioOptions {
 export function scenario(seed: number, options: ScenarioOptions = {}): Scenario {
   const r = randomSource(seed);
   const mode = options.mode ?? (r.chance(0.4) ? 'multi' : 'single');
-  const runId = 'run-1';
-  const session = mode === 'single' && r.chance(0.4) ? 's1' : undefined;
+  const runId = options.runId ?? 'run-1';
+  const session = mode === 'single' && r.chance(0.4) ? `${runId}-chat` : undefined;
   const gatedTools = r.chance(0.5) ? ['write_file'] : [];
   let tick = 0;
   const at = () => new Date(Date.UTC(2026, 0, 1) + ++tick * 1000).toISOString();
