@@ -93,8 +93,17 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.GET, '/runs/{runId}/files/{path+}'],
   [apigw.HttpMethod.POST, '/runs/{runId}/cancel'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
+  [apigw.HttpMethod.GET, '/runs/{runId}/events'],
+  [apigw.HttpMethod.POST, '/agui'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
+
+/**
+ * Seconds an event stream of the API function stays open. The HTTP API returns a Lambda's answer
+ * whole, so each request of `GET /runs/{runId}/events` answers what happened within this time
+ * (less than the function's 29 s), ending with the cursor the client resumes from.
+ */
+const bufferedStreamSeconds = 20;
 
 /**
  * The ways in: an HTTP API (IAM auth by default) and a rule that takes `Stepwise Run Requested`
@@ -144,7 +153,11 @@ export class FrontDoor extends Construct {
       reason: 'This queue is itself the dead-letter queue of the event intake.',
     });
 
-    this.apiFunction = new StepwiseFunction(this, 'Api', { handler: 'api', timeout: Duration.seconds(29), environment: orchestratorEnv });
+    this.apiFunction = new StepwiseFunction(this, 'Api', {
+      handler: 'api',
+      timeout: Duration.seconds(29),
+      environment: { ...orchestratorEnv, STEPWISE_STREAM_MAX_SECONDS: String(bufferedStreamSeconds) },
+    });
     this.intakeFunction = new StepwiseFunction(this, 'Intake', {
       handler: 'run-requested',
       timeout: Duration.seconds(30),
@@ -166,6 +179,7 @@ export class FrontDoor extends Construct {
     });
     // The API reads transcripts and lists runs; it writes no conversation item.
     storage.grantConversationRead(this.apiFunction.function);
+    storage.grantLiveTextRead(this.apiFunction.function);
     storage.grantRunListing(this.apiFunction.function);
     storage.grantWorkspaces(this.apiFunction.function, 'read');
     // Decisions: recorded on the approval item, then the waiting agent loop is resumed. Only

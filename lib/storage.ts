@@ -77,6 +77,11 @@ export class Storage extends Construct {
     this.grantObjects(grantee, 'conversations/*', ['s3:GetObject']);
   }
 
+  /** Read the live text of answers being written (`live#<runId>`): the event stream. */
+  grantLiveTextRead(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:Query'], ['live']);
+  }
+
   /**
    * Approval records (`run#<runId>` / `approval#<toolUseId>`): `request` (open a request, store
    * the task token: the approval function), `settle` (read, deny on timeout: the tool function),

@@ -44,9 +44,10 @@ describe('least privilege in DynamoDB', () => {
       'conv#*': ['GetItem', 'Query'],
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
     });
-    // The API reads transcripts and lists runs, and writes no conversation item.
+    // The API reads transcripts, live text and lists runs, and writes no conversation or live item.
     expect(dynamoAccess('FrontDoorApiRole')).toEqual({
       'conv#*': ['GetItem', 'Query'],
+      'live#*': ['Query'],
       'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
