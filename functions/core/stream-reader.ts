@@ -130,9 +130,23 @@ export class RunEventReader {
     return latest.updatedAt !== state.run.updatedAt || latest.status !== state.run.status || latest.phase !== state.run.phase;
   }
 
+  /**
+   * How many derived events were returned or lie before the cursor. Derivations only grow, so once
+   * an event beyond the cursor is known, every later derivation's events up to here are the same.
+   */
+  private covered: number | undefined;
+
   /** The derived events after the last one returned. */
   private take(): PositionedEvent[] {
-    const events = this.derivation.events.filter((e) => this.last === undefined || comparePositions(parseCursor(e.cursor, this.agents), this.last) > 0);
+    const derived = this.derivation.events;
+    if (this.covered === undefined) {
+      const last = this.last;
+      const beyond = last === undefined ? 0 : derived.findIndex((e) => comparePositions(parseCursor(e.cursor, this.agents), last) > 0);
+      if (beyond < 0) return [];
+      this.covered = beyond;
+    }
+    const events = derived.slice(this.covered);
+    this.covered = derived.length;
     const newest = events.at(-1);
     if (newest) {
       this.last = parseCursor(newest.cursor, this.agents);
