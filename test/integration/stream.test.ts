@@ -147,6 +147,23 @@ describe('GET /runs/{runId}/events on the local stack', () => {
     expect(events.at(-1)?.event).toEqual({ type: EventType.RUN_ERROR, message: failed.error?.message, code: 'ModelRequestInvalid' });
   });
 
+  it('stops reading the store when the watcher goes away', async () => {
+    const gated = local.book.add('stream-leave', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) }, { turn: say('Done.') });
+    const started = await local.post('/runs', { goal: `${gated} Write.`, mode: 'single', approvals: { tools: ['write_file'] } });
+    const runId = String(started.body.runId);
+    const leave = new AbortController();
+    const res = await fetch(`${local.stack.url}/runs/${runId}/events`, { signal: leave.signal });
+    for await (const frame of frames(res)) if (frame.event?.type === EventType.CUSTOM && frame.event.name === 'stepwise.approval_requested') break;
+    leave.abort();
+    // Nothing else reads while the run waits for a reviewer: any Query now would be the stream's.
+    await new Promise((r) => setTimeout(r, 1000));
+    local.stack.requestCounter.reset();
+    await new Promise((r) => setTimeout(r, 9000));
+    expect((await local.stack.requestCounter.snapshot()).dynamo).toEqual({});
+    await local.post(`/runs/${runId}/approvals/toolu_w`, { decision: 'approve' });
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+  });
+
   it("answers a watcher of someone else's run 404, as for a missing run", async () => {
     const [alice, bob] = await Promise.all([local.stack.issuer.issue({ sub: 'alice', tenant: 'acme' }), local.stack.issuer.issue({ sub: 'bob', tenant: 'acme' })]);
     const tag = local.book.add('stream-owner', { turn: say('Hi alice.') });
