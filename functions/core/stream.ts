@@ -415,7 +415,7 @@ export function deriveRunEvents(state: StreamState): Derivation {
     close({ type: EventType.STEP_FINISHED, stepName: agent });
   }
 
-  // Every section closes only once the run has ended (the last one closes on nothing else).
+  // The last agent's step closes only once the run has ended: here the run has.
   const end = sequence.group({ kind: 'end' });
   end(
     custom('run_ended', {
