@@ -6,6 +6,8 @@
  * A busy port or a data folder in use ends the start with one line of advice and exit code 1.
  * STEPWISE_APPROVAL_TOOLS (comma-separated) and
  * STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the cdk.json approval settings.
+ * STEPWISE_STREAM_MAX_SECONDS sets how long an event stream (`GET /runs/{runId}/events`,
+ * `POST /agui`) stays open before it ends with the cursor to resume from (default 840).
  *
  * `STEPWISE_PROVIDER=bedrock` calls Amazon Bedrock with the default AWS credentials; with
  * `STEPWISE_SCRIPT` as well, a local Bedrock stand-in replays the script instead, so the Bedrock

@@ -13,10 +13,11 @@ import { type Access, type AccessPolicy, type Caller, Forbidden, TokenRequest, a
 import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { type AgentName } from '../core/names.js';
 import { type ForkCopies, forkBody, forkRun } from '../core/fork.js';
-import { type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
+import { ClientRunId, type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { Run, RunStore } from '../core/runs.js';
 import { FileTooLarge, PathRejected, type Workspace, WorkspaceRefused } from '../core/workspace.js';
 import type { Authenticate } from './callers.js';
+import { AguiRunInput, EventsHeaders, EventsQuery, type StreamDeps, answerStream, eventStream, runBodyOf } from './stream.js';
 import { ApiError, type ErrorLog, answerError, invalidJson, refuseInvalid, unsupportedMediaType } from './errors.js';
 import {
   Accepted,
@@ -35,7 +36,7 @@ import {
   ToolUseId,
 } from './schemas.js';
 
-export interface ApiDeps extends IntakeDeps {
+export interface ApiDeps extends IntakeDeps, StreamDeps {
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
@@ -50,12 +51,6 @@ export interface ApiDeps extends IntakeDeps {
   access?: AccessPolicy;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
-  /**
-   * The longest one event stream stays open, in seconds (`STEPWISE_STREAM_MAX_SECONDS`): the
-   * stream then ends cleanly and the client resumes from its cursor. Deployed, a minute below the
-   * stream function's timeout (docs/ARCHITECTURE.md, "The live stream, deployed"). No limit when absent.
-   */
-  streamMaxSeconds?: number;
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
   /** The local token issuer (`npm run dev` only): `POST /_local/tokens`. */
@@ -136,6 +131,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
   });
   app.use('/runs', withCaller);
   app.use('/runs/*', withCaller);
+  app.use('/agui', withCaller);
 
   /**
    * Loads the run a path names before anything else is checked, for what the caller wants to do
@@ -341,6 +337,53 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
       const page = items.filter((_, i) => i > after).slice(0, pageSize);
       const last = after + page.length;
       return c.json({ items: page, ...(last < items.length - 1 ? { nextCursor: String(last) } : {}) }, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/runs/{runId}/events',
+      summary: "The run's events as they happen (AG-UI over server-sent events), resumable",
+      description:
+        'Replays the run from its start (or after `Last-Event-ID` / `?after=`), then follows it live, and ends after RUN_FINISHED or RUN_ERROR. ' +
+        'Every watcher and every reconnect sees the same events with the same ids.',
+      middleware: [withRun('read')] as const,
+      request: { params: runParams, query: EventsQuery, headers: EventsHeaders },
+      responses: {
+        200: eventStream,
+        204: { description: 'The run has ended and no event follows the cursor.' },
+        400: refusal('A cursor that this run\'s stream did not give (`InvalidCursor`).'),
+        ...noRun,
+      },
+    }),
+    async (c) => answerStream(c, c.var.run, c.req.valid('header')['Last-Event-ID'] ?? c.req.valid('query').after, deps),
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/agui',
+      summary: 'Run one turn for an AG-UI client and stream its events',
+      description:
+        'Takes an AG-UI RunAgentInput: `threadId` is the session, the last user message the goal, `forwardedProps.stepwise` the other `POST /runs` fields (mode single). ' +
+        'Starts the run as `POST /runs` does (a `runId` that is a valid Stepwise run id makes a repeat start it once) and answers with its event stream.',
+      middleware: [jsonBody] as const,
+      request: { body: { required: true, content: json(AguiRunInput) } },
+      responses: {
+        200: eventStream,
+        400: refusal('Invalid input; `issues` names each bad field.'),
+        409: refusal('The thread has a running run, or the run id is taken.'),
+        429: refusal('Too many runs running.'),
+      },
+    }),
+    async (c) => {
+      const input = c.req.valid('json');
+      const runId = ClientRunId.safeParse(input.runId).success ? input.runId : undefined;
+      const started = await createRun(runBodyOf(input, deps.allowedModels), deps, { caller: c.var.caller, ...(runId ? { runId } : {}) });
+      const run = await deps.runs.get(started.runId);
+      if (!run) throw new Error(`Run ${started.runId} vanished after it was created.`);
+      return answerStream(c, run, undefined, deps);
     },
   );
 

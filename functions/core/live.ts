@@ -244,3 +244,17 @@ function prefixWithin(text: string, bytes: number): string {
   }
   return text.slice(0, end);
 }
+
+/** Where a read of live attempts starts: an agent's attempts from `seq` (and, within it, from `attempt`) on. */
+export interface LiveFrom {
+  agent: AgentName;
+  seq: number;
+  /** Within `seq`, the first attempt to read; every attempt of `seq` when absent. */
+  attempt?: string;
+}
+
+/** Reads live attempts (the stream's side of the live text items). */
+export interface LiveTexts {
+  /** The agent's attempts from `from` on, in key order (seq, then attempt), read consistently. */
+  list(runId: string, from: LiveFrom): Promise<LiveAttempt[]>;
+}

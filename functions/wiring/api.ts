@@ -16,13 +16,15 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     ...(hooks.log ? { log: hooks.log } : {}),
     authenticate: hooks.authenticate ?? deployedCallers(wiring.env),
     access: { separateReviewer: wiring.env.STEPWISE_SEPARATE_REVIEWER },
-    ...(wiring.env.STEPWISE_STREAM_MAX_SECONDS ? { streamMaxSeconds: wiring.env.STEPWISE_STREAM_MAX_SECONDS } : {}),
     conversations: wiring.conversations,
     workspaceFor: wiring.workspaceFor,
     forks: wiring.forks,
     fileLinks: presignedLinks(awsClients(wiring.env).s3, wiring.env.STEPWISE_BUCKET),
     approvals: wiring.approvals,
     tokens: new SfnTaskTokens(sfn),
+    events: wiring.events,
+    // No limit unless set: deployed, the stream function's (docs/ARCHITECTURE.md, "The live stream, deployed").
+    ...(wiring.env.STEPWISE_STREAM_MAX_SECONDS ? { stream: { maxDurationMs: wiring.env.STEPWISE_STREAM_MAX_SECONDS * 1000 } } : {}),
   };
 }
 

@@ -16,6 +16,7 @@ import type { IdempotencyStore, SessionLocks } from '../core/intake.js';
 import type { LiveText, LiveTextReader } from '../core/live.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
+import type { RunEventSources } from '../core/stream-reader.js';
 import { ExternalTools, type ToolSource } from '../core/tools/external.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import type { Workspace } from '../core/workspace.js';
@@ -213,6 +214,8 @@ export interface Wiring {
   spend: SpendStore;
   /** The answers being generated: written by the inference step, read by the event stream. */
   liveText: LiveText & LiveTextReader;
+  /** What a run's event stream reads (the API function). */
+  events: RunEventSources;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
 }
@@ -235,13 +238,14 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
   const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
   const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
+  const conversations = new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs });
   const sources = parts.externalTools?.(env) ?? [];
   const externalTools = sources.length
     ? new ExternalTools(sources, new DynamoToolCatalogStore(doc, env.STEPWISE_TABLE, blobs), {
         log: (message, detail) => console.warn(JSON.stringify({ level: 'warn', message, ...detail })),
       })
     : undefined;
-  const conversations = new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs });
+  const liveText = new DynamoLiveText(doc, env.STEPWISE_TABLE);
   return {
     ...(externalTools ? { externalTools } : {}),
     env,
@@ -258,7 +262,12 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
     budgets: budgetSettings(env),
     spend: new DynamoSpendStore(doc, env.STEPWISE_TABLE),
-    liveText: new DynamoLiveText(doc, env.STEPWISE_TABLE),
+    liveText,
+    events: {
+      conversationFrom: (conversationId, from, runId) => conversations.itemsFrom(conversationId, from, runId),
+      liveTexts: liveText,
+      runWithApprovals: (runId) => runs.getWithApprovals(runId),
+    },
     model:
       typeof parts.model === 'function'
         ? parts.model(env)

@@ -21,6 +21,7 @@ import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
 import { measureStartup, startupReport } from './startup.js';
+import { measureStream, streamReport } from './stream.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const prices = JSON.parse(readFileSync(new URL('./prices.json', import.meta.url), 'utf8')) as Prices;
@@ -243,3 +244,5 @@ for (const b of await bundles()) {
 console.log(callersReport(await measureCallers()));
 
 console.log(startupReport(await measureStartup()));
+
+console.log(streamReport(await measureStream()));

@@ -47,6 +47,7 @@ describe('least privilege in DynamoDB', () => {
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
     });
     // The API reads transcripts and lists runs; the conversation items it writes are a fork's copy (conditional puts).
+    // It serves no event stream deployed (the stream function does), so it reads no live text.
     expect(dynamoAccess('FrontDoorApiRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],
       'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],

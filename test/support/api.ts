@@ -4,7 +4,7 @@ import { bearerCallers } from '../../functions/api/callers.js';
 import { localCaller } from '../../functions/core/callers.js';
 import type { ForkCopies } from '../../functions/core/fork.js';
 import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
-import { MemoryApprovalStore, MemoryConversationStore, MemoryRunStore, MemoryWorkspace, RecordingTokens } from './memory.js';
+import { MemoryApprovalStore, MemoryConversationStore, MemoryLiveTexts, MemoryRunStore, MemoryWorkspace, RecordingTokens, memoryEventSources } from './memory.js';
 
 export class RecordingStarter implements RunStarter {
   readonly started: OrchestratorInput[] = [];
@@ -58,6 +58,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const sessions = new MemorySessions();
   const approvals = new MemoryApprovalStore();
   const tokens = new RecordingTokens();
+  const live = new MemoryLiveTexts();
   let n = 0;
   const workspace = (id: string) => {
     let w = workspaces.get(id);
@@ -90,6 +91,9 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
     approvals,
     tokens,
     authenticate: testCallers,
+    events: memoryEventSources(conversations, runs, approvals, live),
+    // A stream of a run that goes nowhere here ends soon (with the cursor to resume from).
+    stream: { maxDurationMs: 50, fastPollMs: 5, idlePollMs: 10 },
     ...extra,
   });
   const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
@@ -107,7 +111,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   };
   /** How many things were written anywhere: runs, starts, keys, session locks. */
   const writes = () => runs.runs.size + starter.started.length + idempotency.records.size + sessions.holders.size;
-  return { app, runs, conversations, workspace, starter, idempotency, sessions, approvals, tokens, request, writes };
+  return { app, runs, conversations, live, workspace, starter, idempotency, sessions, approvals, tokens, request, writes };
 }
 
 /**

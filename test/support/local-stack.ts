@@ -17,7 +17,7 @@ import { type LocalStack, type LocalStackOptions, startLocalStack } from '../../
 /** Scripts keyed by a tag that the run's goal carries as `[[tag]]`, so runs can proceed at once. */
 export class ScriptBook {
   private readonly scripts = new Map<string, Reply[]>();
-  private readonly responders = new Map<string, (body: WireRequest, n: number) => Reply>();
+  private readonly responders = new Map<string, (body: WireRequest, n: number) => Reply | Promise<Reply>>();
   /** Requests received, by tag. */
   readonly requests = new Map<string, WireRequest[]>();
 
@@ -27,14 +27,14 @@ export class ScriptBook {
     return `[[${tag}]]`;
   }
 
-  /** Answers a tag's requests with a function of the request and its number (0, 1, …). */
-  respondWith(tag: string, responder: (body: WireRequest, n: number) => Reply): string {
+  /** Answers a tag's requests with a function of the request and its number (0, 1, …), which may wait. */
+  respondWith(tag: string, responder: (body: WireRequest, n: number) => Reply | Promise<Reply>): string {
     this.responders.set(tag, responder);
     this.requests.set(tag, []);
     return `[[${tag}]]`;
   }
 
-  respond = (body: WireRequest): Reply => {
+  respond = (body: WireRequest): Reply | Promise<Reply> => {
     const first = JSON.stringify(body.messages[0]?.content ?? '');
     const tag = /\[\[([\w-]+)\]\]/.exec(first)?.[1];
     const responder = tag ? this.responders.get(tag) : undefined;

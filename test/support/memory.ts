@@ -16,7 +16,9 @@ import {
   assembleConversation,
   seqKey,
 } from '../../functions/core/conversation.js';
+import type { LiveAttempt, LiveFrom, LiveTexts } from '../../functions/core/live.js';
 import type { AgentName } from '../../functions/core/names.js';
+import type { ConversationFrom, RunEventSources } from '../../functions/core/stream-reader.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
 import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
@@ -109,6 +111,41 @@ export class MemoryConversationStore implements ConversationStore {
   count(conversationId: string): number {
     return this.partition(conversationId).size;
   }
+
+  /** The event stream's read, as the DynamoDB adapter's `itemsFrom`: this run's messages and every result from `from` on. */
+  async itemsFrom(conversationId: string, from: ConversationFrom, runId: string): Promise<ConversationRecord[]> {
+    const start = from.result === undefined ? `m#${seqKey(from.seq)}` : `m#${seqKey(from.seq)}#r#${from.result.toString().padStart(4, '0')}`;
+    return [...this.partition(conversationId).entries()]
+      .filter(([key, record]) => key >= start && record.kind !== 'compaction' && (record.kind !== 'message' || record.meta.runId === runId))
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([, record]) => structuredClone(record));
+  }
+}
+
+/** Live attempts in memory, keyed as DynamoDB keys them. */
+export class MemoryLiveTexts implements LiveTexts {
+  readonly items = new Map<string, LiveAttempt>();
+
+  put(attempt: LiveAttempt): void {
+    this.items.set(`${attempt.runId}/${attempt.agent}#${seqKey(attempt.seq)}#${attempt.attempt}`, structuredClone(attempt));
+  }
+
+  async list(runId: string, from: LiveFrom): Promise<LiveAttempt[]> {
+    const start = `${runId}/${from.agent}#${seqKey(from.seq)}#${from.attempt ?? ''}`;
+    return [...this.items.entries()]
+      .filter(([key]) => key >= start && key <= `${runId}/${from.agent}#~`)
+      .sort(([a], [b]) => (a < b ? -1 : 1))
+      .map(([, attempt]) => structuredClone(attempt));
+  }
+}
+
+/** What the event stream reads, on the in-memory stores. */
+export function memoryEventSources(conversations: MemoryConversationStore, runs: RunStore, approvals: ApprovalStore, live = new MemoryLiveTexts()): RunEventSources {
+  return {
+    conversationFrom: (conversationId, from, runId) => conversations.itemsFrom(conversationId, from, runId),
+    liveTexts: live,
+    runWithApprovals: async (runId) => ({ run: await runs.get(runId), approvals: await approvals.list(runId) }),
+  };
 }
 
 export class MemoryRunStore implements RunStore {

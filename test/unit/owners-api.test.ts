@@ -15,6 +15,7 @@ function routesOf(runId: string): [string, string, unknown][] {
   return [
     ['GET', `/runs/${runId}`, undefined],
     ['GET', `/runs/${runId}/messages`, undefined],
+    ['GET', `/runs/${runId}/events`, undefined],
     ['GET', `/runs/${runId}/files`, undefined],
     ['GET', `/runs/${runId}/files/a.md`, undefined],
     ['POST', `/runs/${runId}/cancel`, undefined],

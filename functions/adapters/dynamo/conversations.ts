@@ -30,6 +30,7 @@ import {
   seqKey,
 } from '../../core/conversation.js';
 import { StoredDataInvalid } from '../../core/errors.js';
+import type { ConversationFrom } from '../../core/stream-reader.js';
 import { ContentBlock, Role, ToolResultBlock } from '../../core/messages.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { forEachLimited } from '../aws/parallel.js';
@@ -117,6 +118,29 @@ export class DynamoConversationStore implements ConversationStore {
       results[index] = ToolResultBlock.parse(JSON.parse(body));
     }
     return { message, results };
+  }
+
+  /**
+   * The items from `from` on, for a run's event stream (docs/ARCHITECTURE.md, "The event stream"):
+   * that run's messages and every tool result; other runs' messages and summaries are filtered
+   * out by DynamoDB. Read every time, not cached: the stream asks only for what may be new.
+   */
+  async itemsFrom(conversationId: string, from: ConversationFrom, runId: string): Promise<ConversationRecord[]> {
+    const start = from.result === undefined ? `m#${seqKey(from.seq)}` : resultSk(from.seq, from.result);
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        FilterExpression: '#meta.#runId = :runId OR attribute_exists(#index)',
+        ExpressionAttributeNames: { '#meta': 'meta', '#runId': 'runId', '#index': 'index' },
+        ExpressionAttributeValues: { ':pk': pkOf(conversationId), ':from': start, ':to': 'm#~', ':runId': runId },
+        ConsistentRead: true,
+      },
+      'Reading conversation memory',
+    );
+    const entries = await this.withBodies(items.map((item) => ItemBase.parse(item)));
+    return entries.map(toRecord);
   }
 
   async append(conversationId: string, message: NewMessage): Promise<boolean> {

@@ -11,11 +11,13 @@
 import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { StoredDataInvalid } from '../../core/errors.js';
 import { LiveAttempt, type LiveText, type LiveTextReader, liveSortKey } from '../../core/live.js';
+import type { LiveFrom, LiveTexts } from '../../core/live.js';
+import { seqKey } from '../../core/conversation.js';
 import { guard } from '../aws/errors.js';
 import { queryAll } from './conversations.js';
 import { itemFamilies } from './layout.js';
 
-export class DynamoLiveText implements LiveText, LiveTextReader {
+export class DynamoLiveText implements LiveText, LiveTextReader, LiveTexts {
   constructor(
     private readonly doc: DynamoDBDocumentClient,
     private readonly table: string,
@@ -34,7 +36,9 @@ export class DynamoLiveText implements LiveText, LiveTextReader {
    * The run's attempts in key order (agent, then seq, then start), only those whose key sorts
    * after `afterSk` when given. Strongly consistent, so a reader never sees an item shrink.
    */
-  async list(runId: string, afterSk?: string): Promise<LiveAttempt[]> {
+  async list(runId: string, after?: string | LiveFrom): Promise<LiveAttempt[]> {
+    if (typeof after === 'object') return this.listFrom(runId, after);
+    const afterSk = after;
     const items = await queryAll(
       this.doc,
       {
@@ -51,6 +55,26 @@ export class DynamoLiveText implements LiveText, LiveTextReader {
       return parsed.data;
     });
   }
+
+  /** An agent's attempts from a seq (and an attempt within it) on, as the event stream reads them. */
+  private async listFrom(runId: string, from: LiveFrom): Promise<LiveAttempt[]> {
+    const items = await queryAll(
+      this.doc,
+      {
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': pkOf(runId), ':from': liveSk(from.agent, from.seq, from.attempt), ':to': `${from.agent}#~` },
+        ConsistentRead: true,
+      },
+      'Reading live text',
+    );
+    return items.map(({ pk: _pk, sk: _sk, ...item }) => LiveAttempt.parse(item));
+  }
+}
+
+/** The sort key of an attempt, or of where a read starts. */
+export function liveSk(agent: string, seq: number, attempt = ''): string {
+  return `${agent}#${seqKey(seq)}#${attempt}`;
 }
 
 function pkOf(runId: string): string {

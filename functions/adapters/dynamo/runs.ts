@@ -6,6 +6,7 @@
  * and no nesting depth limit of DynamoDB maps applies.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { Approval } from '../../core/approvals.js';
 import { type Owner, ownerKey } from '../../core/callers.js';
 import type { AgentName } from '../../core/names.js';
 import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
@@ -13,10 +14,14 @@ import { type Usage, zeroUsage } from '../../core/messages.js';
 import type { Plan } from '../../core/plan.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
+import { queryAll } from './conversations.js';
 import { itemFamilies, runIndexes, runningAttribute } from './layout.js';
 
 /** Goals larger than this are kept in S3 so no run item nears DynamoDB's 400 KB item limit. */
 const inlineGoalBytes = 32 * 1024;
+
+/** Goals kept in S3 that a process remembers (a goal never changes). */
+const cachedGoals = 100;
 
 export interface DynamoRunOptions {
   doc: DynamoDBDocumentClient;
@@ -38,7 +43,35 @@ export class DynamoRunStore implements RunStore {
         new GetCommand({ TableName: this.options.table, Key: key(runId), ConsistentRead: true }),
       ),
     );
-    if (!out.Item) return undefined;
+    return out.Item ? this.toRun(out.Item) : undefined;
+  }
+
+  /**
+   * The run record and every approval of the run in one Query of its partition (the event
+   * stream's read of it, docs/ARCHITECTURE.md "The event stream"); the tool catalog, which sorts
+   * after the record, is not read.
+   */
+  async getWithApprovals(runId: string): Promise<{ run: Run | undefined; approvals: Approval[] }> {
+    const items = await queryAll(
+      this.options.doc,
+      {
+        TableName: this.options.table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :from AND :to',
+        ExpressionAttributeValues: { ':pk': key(runId).pk, ':from': 'approval#', ':to': 'run' },
+        ConsistentRead: true,
+      },
+      'Reading a run and its approvals',
+    );
+    const record = items.find((item) => item.sk === 'run');
+    const approvals = items
+      .filter((item) => typeof item.sk === 'string' && item.sk.startsWith('approval#'))
+      // Fields a newer decision may carry are kept (loose); the task token stays here.
+      .map(({ pk: _pk, sk: _sk, token: _token, ...item }) => Approval.loose().parse(item));
+    return { run: record ? await this.toRun(record) : undefined, approvals };
+  }
+
+  /** A stored run item as a run; a goal kept in S3 is read once per process (it never changes). */
+  private async toRun(item: Record<string, unknown>): Promise<Run> {
     const {
       goalRef,
       inputTokens,
@@ -54,8 +87,13 @@ export class DynamoRunStore implements RunStore {
       outputSchema,
       result,
       ...rest
-    } = out.Item;
-    const goal = typeof goalRef === 'string' ? await this.options.blobs.get(goalRef) : rest.goal;
+    } = item;
+    let goal = rest.goal;
+    if (typeof goalRef === 'string') {
+      goal = this.goals.get(goalRef) ?? (await this.options.blobs.get(goalRef));
+      if (this.goals.size >= cachedGoals) this.goals.delete(this.goals.keys().next().value as string);
+      this.goals.set(goalRef, goal as string);
+    }
     return Run.parse({
       ...rest,
       goal,
@@ -69,6 +107,8 @@ export class DynamoRunStore implements RunStore {
       },
     });
   }
+
+  private readonly goals = new Map<string, string>();
 
   async create(run: Run): Promise<boolean> {
     const { usage, goal, usageByAgent: _byAgent, estimatedCostUsd: _cost, output, ...rest } = Run.parse(run);

@@ -1,0 +1,133 @@
+/**
+ * The event stream routes' parts (docs/ARCHITECTURE.md, "The event stream"): their schemas, the
+ * mapping from an AG-UI `RunAgentInput` to a run, and the server-sent events answer.
+ */
+import { RunAgentInputSchema } from '@ag-ui/core/schemas';
+import { EventEncoder } from '@ag-ui/encoder';
+import type { Context } from 'hono';
+import { streamSSE } from 'hono/streaming';
+import * as z from 'zod';
+import { type CreateRunBody, createRunBody } from '../core/intake.js';
+import type { Run } from '../core/runs.js';
+import { type FollowSettings, type RunEventSources, RunEventReader, defaultFollowSettings, followRun } from '../core/stream-reader.js';
+import { ApiError, type ErrorLog, type Issue } from './errors.js';
+
+/** A cursor as the routes take it (the `id` of an event received). */
+const Cursor = z.string().min(1).max(64);
+
+export const EventsQuery = z
+  .object({ after: Cursor.optional().meta({ description: 'Resume after this event id (as `Last-Event-ID` does; the header wins when both are sent).' }) })
+  .strict();
+
+export const EventsHeaders = z.object({
+  'Last-Event-ID': Cursor.optional().meta({ description: 'The id of the last event received: the stream resumes after it.' }),
+});
+
+/** The answer of both stream routes, as the OpenAPI document shows it. */
+export const eventStream = {
+  description:
+    'Server-sent events: each `id:` is a cursor, each `data:` one AG-UI event (RUN_STARTED, STEP_*, TEXT_MESSAGE_*, TOOL_CALL_*, CUSTOM `stepwise.*`), ' +
+    'ending with RUN_FINISHED or RUN_ERROR. A stream open for its longest duration ends with a comment naming the last cursor; resume with it.',
+  content: { 'text/event-stream': { schema: z.string().meta({ description: 'SSE frames.' }) } },
+};
+
+/**
+ * AG-UI's `RunAgentInput`, validated whole by `@ag-ui/core`'s own schema. The fields Stepwise
+ * reads are declared for the OpenAPI document (the AG-UI schema itself cannot be written there).
+ */
+export const AguiRunInput = z
+  .looseObject({
+    threadId: z.string().meta({ description: 'The session: a thread continues its conversation memory, turn after turn.' }),
+    runId: z.string().meta({ description: 'The run id, when it is a valid Stepwise run id (1-56 letters, digits, "_", "-"): repeating it starts the run once.' }),
+    messages: z
+      .array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() }))
+      .meta({ description: 'The thread so far; the last user message is the goal of this turn.' }),
+    forwardedProps: z
+      .looseObject({ stepwise: z.record(z.string(), z.unknown()).optional().meta({ description: 'Other `POST /runs` fields (mode is always single).' }) })
+      .optional(),
+  })
+  .superRefine((input, ctx) => {
+    const parsed = RunAgentInputSchema.safeParse(input);
+    if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', path: issue.path, message: issue.message });
+  })
+  .meta({ id: 'RunAgentInput', description: "AG-UI's RunAgentInput (https://docs.ag-ui.com)." });
+export type AguiRunInput = z.infer<typeof AguiRunInput>;
+
+/**
+ * The `POST /runs` body an AG-UI turn asks for: the last user message is the goal, the thread
+ * is the session, `forwardedProps.stepwise` carries the other fields; the mode is single.
+ */
+export function runBodyOf(input: AguiRunInput, allowedModels?: readonly string[]): CreateRunBody {
+  const stepwise = input.forwardedProps?.stepwise ?? {};
+  const goal = lastUserText(input.messages);
+  const parsed = createRunBody(allowedModels).safeParse({ ...stepwise, mode: 'single', goal, sessionId: input.threadId });
+  if (parsed.success) return parsed.data;
+  const where = (path: PropertyKey[]) => {
+    const [field] = path;
+    if (field === 'goal') return 'messages';
+    if (field === 'sessionId') return 'threadId';
+    return ['forwardedProps', 'stepwise', ...path].join('.');
+  };
+  const issues: Issue[] = parsed.error.issues.map((i) => ({
+    path: where(i.path),
+    message: i.path[0] === 'goal' && goal === '' ? 'must end with a user message that has text' : i.message,
+  }));
+  throw new ApiError(400, 'ValidationFailed', `The body is invalid: ${[...new Set(issues.map((i) => i.path))].join(', ')}.`, issues);
+}
+
+/** The text of the last user message: its string, or its text parts joined. */
+function lastUserText(messages: AguiRunInput['messages']): string {
+  const last = messages.findLast((m) => m.role === 'user');
+  const content: unknown = last?.content;
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content
+    .filter((part): part is { type: 'text'; text: string } => typeof part === 'object' && part !== null && part.type === 'text' && typeof part.text === 'string')
+    .map((part) => part.text)
+    .join('\n');
+}
+
+export interface StreamDeps {
+  /** What the stream reads; the stream routes answer 501 without it. */
+  events?: RunEventSources;
+  /** Polling, heartbeat and longest duration. @default defaultFollowSettings */
+  stream?: Partial<FollowSettings>;
+  log?: ErrorLog;
+}
+
+/**
+ * Answers with a run's events after `after` (all of them without): 204 when the run has ended
+ * and nothing follows the cursor, else a server-sent events stream that ends after the run's
+ * last event, at the longest duration (with a comment naming the cursor to resume from), or
+ * when the client goes away.
+ */
+export async function answerStream(c: Context, run: Run, after: string | undefined, deps: StreamDeps): Promise<Response> {
+  if (!deps.events) throw new ApiError(501, 'NotImplemented', 'This deployment does not serve event streams.');
+  const settings = { ...defaultFollowSettings, ...deps.stream };
+  const reader = new RunEventReader(deps.events, run, after);
+  const first = await reader.tick();
+  if (first.done && first.events.length === 0) return c.body(null, 204);
+  // Proxies that buffer (nginx) pass the stream through as it comes.
+  c.header('X-Accel-Buffering', 'no');
+  return streamSSE(c, async (stream) => {
+    const stop = new AbortController();
+    const abort = () => stop.abort();
+    c.req.raw.signal.addEventListener('abort', abort, { once: true });
+    stream.onAbort(abort);
+    const encoder = new EventEncoder();
+    try {
+      for await (const out of followRun(reader, first, { ...settings, signal: stop.signal })) {
+        if (out.kind === 'event') await stream.write(`id: ${out.cursor}\n${encoder.encodeSSE(out.event)}`);
+        else if (out.kind === 'heartbeat') await stream.write(': keep-alive\n\n');
+        else await stream.write(`: the stream ends after ${Math.round(settings.maxDurationMs / 1000)} s; resume with Last-Event-ID: ${out.cursor ?? ''}\n\n`);
+      }
+    } catch (error) {
+      const failure = error instanceof Error ? error : new Error(String(error));
+      if (deps.log) deps.log.error('Event stream failed', failure);
+      else console.error(JSON.stringify({ level: 'error', message: 'Event stream failed', error: String(failure) }));
+      await stream.write(`: ${failure.name}; resume with Last-Event-ID: ${reader.cursor ?? ''}\n\n`);
+    } finally {
+      c.req.raw.signal.removeEventListener('abort', abort);
+    }
+  });
+}
