@@ -562,14 +562,21 @@ function storedBlocks(
   });
 }
 
-/** Each call in call order: its approval, then its result; a call waits for the one before it. */
+/**
+ * A message's calls, in two passes, each in call order. First the approval requests, so every
+ * call that waits for a reviewer at once is shown waiting at once: a call with an approval record
+ * is requested, a call with a result and no record was never gated (the approvals are read after
+ * the conversation, so a gated call's record is seen with its result), and a call with neither
+ * yet holds the pass. Then the outcomes: a call's decision and its result, each call waiting for
+ * the result of the one before it.
+ */
 function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: StreamMessage): Wait | undefined {
   const { state, agent, view, seq, over } = context;
   const results = view.results.get(seq) ?? [];
   const base = `${state.run.runId}:${agent}:${seq}`;
-  for (const [index, call] of toolUses(message).entries()) {
+  const uses = toolUses(message);
+  for (const [index, call] of uses.entries()) {
     const approval = state.approvals.get(call.id);
-    const stored = results[index];
     if (approval) {
       emit(
         custom('approval_requested', {
@@ -581,8 +588,15 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
           requestedAt: approval.requestedAt,
         }),
       );
-      if (approval.decision) emit(custom('approval_decided', decided(approval)));
+    } else if (!results[index] && !over) {
+      // Gated or not, it is not known yet: its record or its result will say.
+      return { agent, decisionOnly: false };
     }
+  }
+  for (const [index, call] of uses.entries()) {
+    const approval = state.approvals.get(call.id);
+    const stored = results[index];
+    if (approval?.decision) emit(custom('approval_decided', decided(approval)));
     if (!stored) {
       // The run or the agent's part ended with this call unanswered: nothing more of this message.
       if (over) return undefined;

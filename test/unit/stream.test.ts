@@ -216,6 +216,47 @@ describe('the run event stream', () => {
     ]);
   });
 
+  it('shows every call waiting for a reviewer at once, and each outcome in call order', async () => {
+    const world = new World(run1({ phase: 'executing', approvals: { tools: ['write_file'] } }));
+    const conversation = 'run/run-1/single';
+    put(world, conversation, 0, 'user', [{ type: 'text', text: 'Write' }]);
+    put(world, conversation, 1, 'assistant', [
+      { type: 'tool_use', id: 'toolu_c', name: 'calculator', input: { operation: 'add', a: 1, b: 2 } },
+      { type: 'tool_use', id: 'toolu_a', name: 'write_file', input: { path: 'a.md', content: 'A' } },
+      { type: 'tool_use', id: 'toolu_b', name: 'write_file', input: { path: 'b.md', content: 'B' } },
+    ]);
+    const request = (id: string, seqIndex: number) =>
+      world.approvals.set(id, { runId: 'run-1', toolUseId: id, agent: 'single', conversationId: conversation, seq: 1, name: 'write_file', input: { index: seqIndex }, requestedAt: 'a' });
+    const reader = new RunEventReader(world, structuredClone(world.run));
+    // Nothing is known of the first call yet (gated or not): the requests wait for it.
+    expect(briefs((await reader.tick()).events).filter((b) => b.startsWith('stepwise.approval'))).toEqual([]);
+    putResult(world, conversation, 1, 0, 'toolu_c', '3');
+    request('toolu_a', 1);
+    request('toolu_b', 2);
+    const shown = (await reader.tick()).events;
+    expect(shown.filter((e) => e.event.type === EventType.CUSTOM).map((e) => [brief(e.event), (e.event as { value: { toolCallId: string } }).value.toolCallId])).toEqual([
+      ['stepwise.approval_requested', 'toolu_a'],
+      ['stepwise.approval_requested', 'toolu_b'],
+      ['stepwise.tool_result', 'toolu_c'],
+    ]);
+    // The second call decided first: shown once the first call has its outcome.
+    Object.assign(world.approvals.get('toolu_b') ?? {}, { decision: 'approve', decidedBy: 'rita', decidedAt: 'b' });
+    putResult(world, conversation, 1, 2, 'toolu_b', 'wrote b.md');
+    expect((await reader.tick()).events).toEqual([]);
+    Object.assign(world.approvals.get('toolu_a') ?? {}, { decision: 'deny', decidedBy: 'rita', decidedAt: 'c' });
+    putResult(world, conversation, 1, 1, 'toolu_a', 'denied', false);
+    // The decision is read first (only the run partition is read while a call waits), the result on the next tick.
+    const rest = [...(await reader.tick()).events, ...(await reader.tick()).events].map((e) => brief(e.event));
+    expect(rest.slice(0, 6)).toEqual([
+      'stepwise.approval_decided',
+      'TOOL_CALL_RESULT toolu_a as run-1:single:1.r1: denied',
+      'stepwise.tool_result',
+      'stepwise.approval_decided',
+      'TOOL_CALL_RESULT toolu_b as run-1:single:1.r2: wrote b.md',
+      'stepwise.tool_result',
+    ]);
+  });
+
   it('shows an approval request while the call waits, reading only the run partition until a decision', async () => {
     const world = new World(run1({ phase: 'executing', approvals: { tools: ['write_file'] } }));
     const conversation = 'run/run-1/single';
