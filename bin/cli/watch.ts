@@ -171,9 +171,11 @@ class Printer {
       case 'stepwise.approval_requested':
         this.line(describeWaiting(this.runId, { toolUseId: toolCallId, name: String(value.tool ?? ''), input: value.input } as Parameters<typeof describeWaiting>[1], this.command));
         return;
-      case 'stepwise.approval_decided':
-        this.line(`  ${value.decision === 'approve' ? '✓ approved' : '✗ denied'} by ${String(value.decidedBy ?? 'a reviewer')}${value.message ? `: ${String(value.message)}` : ''}`);
+      case 'stepwise.approval_decided': {
+        const words = value.message ?? value.reason;
+        this.line(`  ${value.decision === 'approve' ? '✓ approved' : '✗ denied'} by ${String(value.decidedBy ?? 'a reviewer')}${words ? `: ${String(words)}` : ''}`);
         return;
+      }
       case 'stepwise.tool_result':
         if (value.isError) this.line(`  ✗ ${this.agent ?? 'agent'}: ${(this.results.get(toolCallId) ?? '').split('\n')[0]?.slice(0, 160)}`);
         this.results.delete(toolCallId);

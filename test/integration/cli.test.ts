@@ -65,7 +65,15 @@ function progressOf(stdout: string): string[] {
 }
 
 /** The progress of the scripted multi-agent run below, in the order things happen. */
-const multiProgress = ['phase planning · architect', '  → architect: finish_plan (1 steps)', 'phase executing · coder', '  → coder: write_file notes.md', 'phase complete'];
+const multiProgress = [
+  'phase planning · architect',
+  '  → architect: finish_plan (1 steps)',
+  '  plan: 1 steps',
+  'phase executing · coder',
+  '  → coder: write_file notes.md',
+  '  coder: Wrote notes.md.',
+  'phase complete',
+];
 
 const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
 
@@ -153,7 +161,13 @@ describe('the stepwise CLI', () => {
 
     const { code, stdout } = await following.done;
     expect(code).toBe(0);
-    expect(progressOf(stdout).slice(-2)).toEqual(['  ✗ single: A reviewer denied this tool call: one file is enough', 'phase complete']);
+    expect(progressOf(stdout).slice(-5)).toEqual([
+      `  ✓ approved by local`,
+      '  ✗ denied by local: one file is enough',
+      '  ✗ single: A reviewer denied this tool call: one file is enough',
+      '  single: Kept one file.',
+      'phase complete',
+    ]);
     expect(stdout).toContain('Kept one file.');
     expect(stdout).toContain('files: keep.md');
   }, 60_000);
@@ -275,9 +289,9 @@ describe('the stepwise command', () => {
       inputs: Record<string, unknown>;
       outputs: Record<string, { imports: { path: string; kind: string }[] }>;
     };
-    expect(Object.keys(meta.inputs).sort()).toEqual(['bin/cli/client.ts', 'bin/cli/follow.ts', 'bin/stepwise.ts', 'functions/core/phases.ts']);
+    expect(Object.keys(meta.inputs).sort()).toEqual(['bin/cli/client.ts', 'bin/cli/describe.ts', 'bin/cli/watch.ts', 'bin/stepwise.ts', 'functions/core/phases.ts']);
     const imports = meta.outputs['dist/stepwise.mjs']?.imports ?? [];
     const loaded = (kind: string) => imports.filter((i) => i.kind === kind).map((i) => i.path).sort();
-    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
+    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander', 'eventsource-parser/stream'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
   });
 });
