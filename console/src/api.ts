@@ -54,7 +54,7 @@ export interface ApiClient {
 
 export function apiClient(options: ApiClientOptions): ApiClient {
   const base = options.base ?? '';
-  const doFetch = options.fetch ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+  const doFetch: typeof fetch = options.fetch ?? fetch.bind(globalThis);
   const headers = async (): Promise<Record<string, string>> => {
     const authorization = await options.authorization();
     return authorization ? { authorization } : {};

@@ -14,6 +14,8 @@ import { ReviewCard, type WaitingCall } from './review.js';
 import { firstLine } from './runs.js';
 import { TranscriptView } from './transcript.js';
 
+const agentWords: Record<string, string> = { single: 'The agent', architect: 'The Architect', coder: 'The Coder' };
+
 const phaseSteps = [
   { phase: 'planning', label: 'Planning', agent: 'Architect' },
   { phase: 'executing', label: 'Executing', agent: 'Coder' },
@@ -125,7 +127,7 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
         {agent && (
           <div>
             <dt>Working</dt>
-            <dd>{agent}</dd>
+            <dd>{agentWords[agent] ?? agent}</dd>
           </div>
         )}
         <div>

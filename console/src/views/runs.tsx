@@ -24,8 +24,10 @@ export function RunsPage({ api, config }: { api: ApiClient; config: ConsoleConfi
   return (
     <>
       <h1 tabIndex={-1}>Runs</h1>
-      <StartForm api={api} config={config} />
-      <RunsList api={api} />
+      <div class="runs-layout">
+        <StartForm api={api} config={config} />
+        <RunsList api={api} />
+      </div>
     </>
   );
 }
