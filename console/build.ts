@@ -114,12 +114,12 @@ function indexHtml({ script, stylesheet, preloads }: { script: string; styleshee
 }
 
 /**
- * Writes a build to `dir` with the record of its inputs beside it. Each file is written whole and
+ * Writes a build to `dir` with the record of its inputs beside it (unless `record` is false: CDK's asset folder). Each file is written whole and
  * renamed into place, assets before the index that names them, and files of earlier builds are
  * removed last, so a server reading the folder (or a second build writing it) never sees a page
  * whose assets are missing.
  */
-export function writeConsole(build: ConsoleBuild, dir: string = consoleDist): void {
+export function writeConsole(build: ConsoleBuild, dir: string = consoleDist, options: { record?: boolean } = {}): void {
   const put = (path: string, bytes: Uint8Array | string) => {
     mkdirSync(dirname(path), { recursive: true });
     const temporary = `${path}.${process.pid}.tmp`;
@@ -128,7 +128,7 @@ export function writeConsole(build: ConsoleBuild, dir: string = consoleDist): vo
   };
   const ordered = [...build.files].sort((a, b) => Number(a.path === 'index.html') - Number(b.path === 'index.html'));
   for (const file of ordered) put(join(dir, file.path), file.bytes);
-  put(metaFile(dir), JSON.stringify({ inputs: build.inputs }));
+  if (options.record !== false) put(metaFile(dir), JSON.stringify({ inputs: build.inputs }));
   const kept = new Set(build.files.map((file) => file.path));
   for (const old of listFiles(dir)) if (!kept.has(old) && !old.endsWith('.tmp')) rmSync(join(dir, old), { force: true });
 }
