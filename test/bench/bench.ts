@@ -20,6 +20,7 @@ import { startLocalStack } from '../../local/stack.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
+import { consoleReport, measureConsole } from './console.js';
 import { measureStartup, startupReport } from './startup.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -241,3 +242,5 @@ for (const b of await bundles()) {
 console.log(callersReport(await measureCallers()));
 
 console.log(startupReport(await measureStartup()));
+
+console.log(consoleReport(await measureConsole()));

@@ -55,24 +55,31 @@ async function fileText(runId: string, path: string): Promise<string> {
 
 describe('reviewing in the console', () => {
   it('approves a waiting call from the run page, and the run goes on', async () => {
-    const { page, problems } = await browser.open();
-    const input = { path: 'notes/plan.md', content: '# Plan\n\n1. Read\n2. Write\n' };
+    const { page, problems } = await browser.open({ viewport: { width: 1280, height: 1000 } });
+    const input = { path: 'notes/plan.md', content: '# Release plan\n\n1. Freeze\n2. Tag\n3. Announce\n' };
+    const plan = {
+      goal: 'Write the release plan',
+      steps: [{ description: 'Write notes/plan.md with the three release steps', action: 'create_file', parameters: { path: 'notes/plan.md' } }],
+    };
     const tag = local.book.add(
       'approve',
-      { turn: { content: [{ type: 'text', text: 'I will save the plan as notes/plan.md.' }, { type: 'tool_use', id: 'toolu_a', name: 'write_file', input }] } },
+      { turn: { content: [{ type: 'text', text: 'The workspace is empty; one file will do.' }, { type: 'tool_use', id: 'toolu_ls', name: 'list_files', input: {} }] } },
+      { turn: use(['toolu_plan', 'finish_plan', plan]) },
+      { turn: { content: [{ type: 'text', text: 'I will save the plan as **notes/plan.md**.' }, { type: 'tool_use', id: 'toolu_a', name: 'write_file', input }] } },
       { turn: say('Saved the plan.') },
     );
-    const runId = await startWaiting(`Save the release plan as notes/plan.md\n${tag}`);
+    const runId = await startWaiting(`Save the release plan as notes/plan.md\n${tag}`, { mode: 'multi' });
     await page.goto(`${local.stack.url}/console/runs/${runId}`);
 
     const review = card(page, 'write_file');
     await review.waitFor();
     // The whole input, and where in the conversation the call came from.
     expect(JSON.parse((await review.locator('pre.input').textContent()) ?? '')).toEqual(input);
-    expect(await review.locator('.where').textContent()).toMatch(/^The agent asked in message 1/);
-    expect(await review.locator('.said').textContent()).toBe('I will save the plan as notes/plan.md.');
+    expect(await review.locator('.where').textContent()).toMatch(/^The Coder asked in message 1/);
+    expect(await review.locator('.said').textContent()).toBe('I will save the plan as **notes/plan.md**.');
     expect(await page.locator('#call-toolu_a .state').textContent()).toBe('Waits for approval');
-    await screenshot(page, 'console-run');
+    expect(await page.getByRole('navigation', { name: 'Phases' }).locator('[aria-current="step"]').textContent()).toBe('Executing · Coder');
+    await screenshot(page, 'console-run', { fullPage: true });
 
     await review.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.getByRole('region', { name: 'Answer', exact: true }).getByText('Saved the plan.').waitFor();

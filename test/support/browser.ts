@@ -63,10 +63,10 @@ export function useBrowser(): BrowserFixture {
  * written there (and committed); otherwise into a temporary folder.
  */
 let shots: string | undefined;
-export async function screenshot(page: Page, name: string): Promise<string> {
+export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<string> {
   shots ??= process.env.STEPWISE_SCREENSHOTS ? resolve(process.env.STEPWISE_SCREENSHOTS) : mkdtempSync(join(tmpdir(), 'stepwise-shots-'));
   mkdirSync(shots, { recursive: true });
   const path = join(shots, `${name}.png`);
-  await page.screenshot({ path, fullPage: false });
+  await page.screenshot({ path, fullPage: options.fullPage ?? false });
   return path;
 }

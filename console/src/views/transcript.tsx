@@ -91,7 +91,7 @@ function ToolView({ item, running, planned }: { item: ToolItem; running: boolean
         </span>
         <span class="state">{state.words}</span>
       </div>
-      <details class="call-input" open={!item.result}>
+      <details class="call-input" open={!item.result && (state.tone === 'waiting' || state.tone === 'running')}>
         <summary>Input</summary>
         <pre>{input !== undefined ? prettyJson(input) : item.args}</pre>
       </details>
