@@ -121,7 +121,9 @@ export function createAuth(config: ConsoleConfig): Auth {
       const server = await authorizationServer(oidc);
       const client = { client_id: oidc.clientId };
       const params = oauth.validateAuthResponse(server, client, new URL(location.href), pending.state);
-      const response = await oauth.authorizationCodeGrantRequest(server, client, oauth.None(), params, `${location.origin}${callbackPath}`, pending.verifier);
+      const response = await oauth.authorizationCodeGrantRequest(server, client, oauth.None(), params, `${location.origin}${callbackPath}`, pending.verifier, {
+        [oauth.allowInsecureRequests]: onLoopback(String(server.token_endpoint)),
+      });
       const result = await oauth.processAuthorizationCodeResponse(server, client, response);
       const expiresIn = typeof result.expires_in === 'number' ? result.expires_in : undefined;
       store({ token: result.access_token, ...(expiresIn ? { expiresAt: Math.floor(Date.now() / 1000) + expiresIn } : {}) });
@@ -146,7 +148,13 @@ async function authorizationServer(oidc: OidcConfig) {
     return { issuer: oidc.issuer, authorization_endpoint: oidc.authorizationEndpoint, token_endpoint: oidc.tokenEndpoint };
   }
   const issuer = new URL(oidc.issuer);
-  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc' }));
+  return oauth.processDiscoveryResponse(issuer, await oauth.discoveryRequest(issuer, { algorithm: 'oidc', [oauth.allowInsecureRequests]: onLoopback(oidc.issuer) }));
+}
+
+/** Plain HTTP is allowed only to a provider on this machine (a local test or development provider). */
+function onLoopback(url: string): boolean {
+  const { protocol, hostname } = new URL(url);
+  return protocol === 'http:' && (hostname === '127.0.0.1' || hostname === 'localhost' || hostname === '[::1]');
 }
 
 /** The claims of a JWT, read without verifying it (the API verifies; the page only shows who it is). */

@@ -89,6 +89,21 @@ describe('reviewing in the console', () => {
     expect(problems).toEqual([]);
   });
 
+  it('cancels a run from its page', async () => {
+    const { page, problems } = await browser.open();
+    const tag = local.book.add('cancel', { turn: use(['toolu_x', 'write_file', { path: 'x.md', content: 'X' }]) });
+    const runId = await startWaiting(`Write x.md, then wait\n${tag}`);
+    await page.goto(`${local.stack.url}/console/runs/${runId}`);
+    await card(page, 'write_file').waitFor();
+    await page.getByRole('button', { name: 'Cancel', exact: true }).click();
+    await page.getByText('The run cancelled.').waitFor();
+    expect(await page.locator('dl.facts').getByText('Cancelled', { exact: true }).count()).toBe(1);
+    expect(await card(page, 'write_file').count()).toBe(0);
+    expect(await page.getByRole('button', { name: 'Cancel', exact: true }).count()).toBe(0);
+    expect(((await local.get(`/runs/${runId}`)).body as unknown as RunView).status).toBe('cancelled');
+    expect(problems).toEqual([]);
+  });
+
   it('denies a call with a message the model reads, and the run goes on', async () => {
     const { page, problems } = await browser.open();
     const tag = local.book.add(
