@@ -41,6 +41,11 @@ export default tseslint.config(
     },
   },
   {
+    // The console runs in browsers (docs/ARCHITECTURE.md, "The console").
+    files: ['console/src/**/*.{ts,tsx}'],
+    languageOptions: { globals: globals.browser },
+  },
+  {
     files: ['test/**/*.ts'],
     plugins: { vitest },
     rules: {

@@ -4,7 +4,7 @@ import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import type { McpServerConfig } from '../lib/external-tools.js';
 import type { ApiAuth, BudgetProps, CallerSettings } from '../lib/front-door.js';
-import { StepwiseStack } from '../lib/stepwise-stack.js';
+import { type ConsoleSettings, StepwiseStack } from '../lib/stepwise-stack.js';
 
 const app = new App();
 const context = (key: string) => app.node.tryGetContext(`stepwise:${key}`) as string | number | string[] | undefined;
@@ -13,6 +13,10 @@ const provider = providers.find((p) => p === String(context('provider') ?? 'anth
 if (!provider) throw new Error(`stepwise:provider must be one of ${providers.join(', ')}, not "${String(context('provider'))}".`);
 // A JSON list in cdk.json, or a comma-separated one on the command line (-c stepwise:allowedModels=a,b).
 const allowed = context('allowedModels') ?? [];
+// The web console: {} (on, the default in cdk.json), { "cognito": { "domainPrefix": "…" } } for a user
+// pool to sign in with, { "oidc": { "clientId": "…" } } under your own JWT issuer, or false (off).
+const consoleContext = app.node.tryGetContext('stepwise:console') as ConsoleSettings | false | 'false' | undefined;
+const consoleSetting = consoleContext === false || consoleContext === 'false' ? undefined : consoleContext;
 new StepwiseStack(app, 'Stepwise', {
   provider,
   model: String(context('model') ?? 'claude-sonnet-4-5'),
@@ -35,5 +39,6 @@ new StepwiseStack(app, 'Stepwise', {
   mcpServers: (app.node.tryGetContext('stepwise:mcpServers') as McpServerConfig[] | undefined) ?? [],
   // The most event streams open at once (the stream function's reserved concurrency); no cap when unset.
   ...(context('maxConcurrentStreams') ? { maxConcurrentStreams: Number(context('maxConcurrentStreams')) } : {}),
+  ...(consoleSetting ? { console: consoleSetting } : {}),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

@@ -29,6 +29,7 @@ import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
 import { startLocalStack } from '../local/stack.js';
 import { DataDirInUse, dataDirInUseAdvice } from '../local/stand-ins/data-lock.js';
 import { PortInUse } from '../local/stand-ins/http-server.js';
+import { buildConsole, consoleIsCurrent, writeConsole } from '../console/build.js';
 
 const port = Number(process.env.PORT ?? 8787);
 const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
@@ -52,6 +53,8 @@ for (const [name, path] of Object.entries(modules.data)) {
   functions[name] = module.handler as LocalFunctionHandler;
 }
 const dataDir = resolve(process.env.STEPWISE_DATA_DIR ?? '.stepwise/data');
+// The console is built when its sources are newer than dist/console: no manual build step.
+if (!consoleIsCurrent()) writeConsole(buildConsole());
 const stack = await startLocalStack({
   port,
   functions,
@@ -68,6 +71,7 @@ const stack = await startLocalStack({
   process.exit(1);
 });
 process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
+process.stdout.write(`The console: ${stack.url}/console/\n`);
 if (provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) {
   process.stdout.write('No ANTHROPIC_API_KEY: runs will fail until you set it (or STEPWISE_PROVIDER=scripted STEPWISE_SCRIPT=file).\n');
 }

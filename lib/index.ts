@@ -7,5 +7,7 @@ export {
 } from './stepwise-agents.js';
 export type { ApiAuth } from './front-door.js';
 export { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
-export { StepwiseStack, type StepwiseStackProps } from './stepwise-stack.js';
+export { type ConsoleSettings, StepwiseStack, type StepwiseStackProps } from './stepwise-stack.js';
+export { type ConsoleSignIn, StepwiseConsole, type StepwiseConsoleProps } from './console.js';
+export { ConsoleUsers, type ConsoleUsersProps } from './console-users.js';
 export { Observability, type ObservabilityProps } from './observability.js';

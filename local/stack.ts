@@ -24,6 +24,8 @@ import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime/runt
 import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from './stand-ins/lambda-api.js';
 import { startSfnApi } from './stand-ins/sfn-api.js';
 import { startLoopbackServer } from './stand-ins/http-server.js';
+import { consoleRoutes, withConsole } from './console.js';
+import { builtinTools } from '../functions/core/names.js';
 
 export interface LocalStackOptions {
   /** Port of the HTTP API; 0 for any free port. @default 8787 */
@@ -226,6 +228,16 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         deadLetters: () => deadLetters,
       },
     });
+    // The console at /console/, signing callers in through the local issuer.
+    app = withConsole(
+      app,
+      consoleRoutes({
+        auth: 'local',
+        tools: builtinTools.map((tool) => tool.name),
+        gatedTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
+        ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { models: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),
+      }),
+    );
 
     return {
       url: server.url,

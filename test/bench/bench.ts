@@ -20,6 +20,7 @@ import { startLocalStack } from '../../local/stack.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
+import { consoleReport, measureConsole } from './console.js';
 import { measureStartup, startupReport } from './startup.js';
 import { measureStream, streamReport } from './stream.js';
 
@@ -246,3 +247,4 @@ console.log(callersReport(await measureCallers()));
 console.log(startupReport(await measureStartup()));
 
 console.log(streamReport(await measureStream()));
+console.log(consoleReport(await measureConsole()));

@@ -1,0 +1,124 @@
+/**
+ * Follows one run for the run page: on its live stream when the deployment has the route, else
+ * by reading the REST routes every second or so while the run runs (docs/ARCHITECTURE.md, "The
+ * console"). Either way the page gets a `Transcript`, folded by the same code.
+ */
+import { type ApiClient, ApiError, runPath } from './api.js';
+import { type MessageRecord, type RunRecord, snapshotEvents } from './snapshot.js';
+import { followStream } from './stream.js';
+import { type Transcript, applyEvent, emptyTranscript, foldEvents } from './transcript.js';
+
+export type FollowMode = { kind: 'connecting' } | { kind: 'stream'; connection: 'open' | 'reconnecting' } | { kind: 'polling' };
+
+export interface FollowCallbacks {
+  onTranscript(t: Transcript): void;
+  /** The run record, when the REST routes are read (polling). */
+  onRecord?(run: RunRecord): void;
+  onMode?(mode: FollowMode): void;
+  /** An answer that ends following (the run is not there, the caller may not see it). */
+  onError(error: ApiError): void;
+}
+
+export interface FollowOptions {
+  /** How often the REST routes are read while the run runs (ms). @default 1000 */
+  pollMs?: number;
+  /** Batches redraws (the page passes requestAnimationFrame). @default queueMicrotask */
+  schedule?: (redraw: () => void) => void;
+}
+
+export interface RunFollower {
+  /** Reads the REST routes now (after a decision or a cancel), when polling. */
+  refresh(): void;
+  stop(): void;
+}
+
+export function followRun(api: ApiClient, runId: string, callbacks: FollowCallbacks, options: FollowOptions = {}): RunFollower {
+  const controller = new AbortController();
+  const { signal } = controller;
+  const schedule = options.schedule ?? ((redraw: () => void) => queueMicrotask(redraw));
+  let wake: (() => void) | undefined;
+  let polling = false;
+
+  let transcript = emptyTranscript();
+  let pending = false;
+  const redraw = () => {
+    if (pending) return;
+    pending = true;
+    schedule(() => {
+      pending = false;
+      if (!signal.aborted) callbacks.onTranscript(transcript);
+    });
+  };
+
+  const fail = (error: unknown) => {
+    if (signal.aborted) return;
+    callbacks.onError(error instanceof ApiError ? error : new ApiError(0, 'ConsoleError', error instanceof Error ? error.message : String(error)));
+  };
+
+  const poll = async () => {
+    polling = true;
+    callbacks.onMode?.({ kind: 'polling' });
+    while (!signal.aborted) {
+      let running = true;
+      try {
+        const run = await api.json<RunRecord>('GET', runPath(runId));
+        const messages = await readMessages(api, runId);
+        if (signal.aborted) return;
+        callbacks.onRecord?.(run);
+        transcript = foldEvents(snapshotEvents(run, messages));
+        redraw();
+        running = run.status === 'running';
+      } catch (error) {
+        // A dropped connection or a server fault may pass; any other answer ends following.
+        if (!(error instanceof ApiError) || (error.status !== 0 && error.status < 500)) throw error;
+      }
+      if (!running) return;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.pollMs ?? 1_000);
+        wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+        signal.addEventListener('abort', () => wake?.(), { once: true });
+      });
+      wake = undefined;
+    }
+  };
+
+  void (async () => {
+    callbacks.onMode?.({ kind: 'connecting' });
+    const end = await followStream({
+      api,
+      path: runPath(runId, '/events'),
+      signal,
+      onEvent: (event, id) => {
+        transcript = applyEvent(transcript, event, id);
+        redraw();
+      },
+      onConnection: (connection) => callbacks.onMode?.({ kind: 'stream', connection }),
+    });
+    if (end === 'unavailable') await poll();
+  })().catch(fail);
+
+  return {
+    refresh: () => {
+      if (polling) wake?.();
+    },
+    stop: () => controller.abort(),
+  };
+}
+
+/** Every message of the run, page after page. */
+export async function readMessages(api: Pick<ApiClient, 'json'>, runId: string): Promise<MessageRecord[]> {
+  const items: MessageRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await api.json<{ items: MessageRecord[]; nextCursor?: string }>(
+      'GET',
+      runPath(runId, `/messages${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
+    );
+    items.push(...page.items);
+    cursor = page.nextCursor;
+  } while (cursor);
+  return items;
+}

@@ -1,0 +1,250 @@
+/** The caller's runs, newest first, with a filter by status, and the form that starts a run. */
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { ApiClient } from '../api.js';
+import { type Capabilities, basicCapabilities, capabilities } from '../capabilities.js';
+import type { ConsoleConfig } from '../config.js';
+import { ErrorNote, Link, StatusBadge, WaitingBadge, formatCost, formatTime, navigate, runHref, useInterval } from './common.js';
+
+/** A run as `GET /runs` lists it. */
+export interface RunSummary {
+  runId: string;
+  mode: string;
+  goal: string;
+  status: string;
+  phase: string;
+  createdAt: string;
+  updatedAt: string;
+  waitingFor: number;
+  estimatedCostUsd: number;
+}
+
+const statuses = ['running', 'succeeded', 'failed', 'cancelled'];
+
+export function RunsPage({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
+  return (
+    <>
+      <h1 tabIndex={-1}>Runs</h1>
+      <div class="runs-layout">
+        <StartForm api={api} config={config} />
+        <RunsList api={api} />
+      </div>
+    </>
+  );
+}
+
+function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
+  const [goal, setGoal] = useState('');
+  const [mode, setMode] = useState<'single' | 'multi'>('single');
+  const [gated, setGated] = useState<string[]>([]);
+  const [model, setModel] = useState('');
+  const [maxUsd, setMaxUsd] = useState('');
+  const [maxTokens, setMaxTokens] = useState('');
+  const [error, setError] = useState<unknown>();
+  const [busy, setBusy] = useState(false);
+  const [caps, setCaps] = useState<Capabilities>(basicCapabilities);
+  useEffect(() => void capabilities(api).then(setCaps), [api]);
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setError(undefined);
+    if (!goal.trim()) {
+      setError(new Error('Write a goal for the run.'));
+      return;
+    }
+    const budget = {
+      ...(maxUsd.trim() ? { maxUsd: Number(maxUsd) } : {}),
+      ...(maxTokens.trim() ? { maxTokens: Number(maxTokens) } : {}),
+    };
+    const body = {
+      goal,
+      mode,
+      ...(gated.length ? { approvals: { tools: gated } } : {}),
+      ...(model.trim() ? { model: model.trim() } : {}),
+      ...(caps.budget && Object.keys(budget).length ? { budget } : {}),
+    };
+    setBusy(true);
+    try {
+      const started = await api.json<{ runId: string }>('POST', '/runs', body);
+      navigate(runHref(started.runId));
+    } catch (e) {
+      setError(e);
+      setBusy(false);
+    }
+  };
+
+  const models = config.models ?? [];
+  return (
+    <section class="panel" aria-labelledby="start-heading">
+      <h2 id="start-heading">Start a run</h2>
+      <form onSubmit={submit} class="start">
+        <label for="goal">Goal</label>
+        <textarea id="goal" name="goal" rows={3} required value={goal} onInput={(e) => setGoal(e.currentTarget.value)} />
+        <fieldset>
+          <legend>Agents</legend>
+          <label class="choice">
+            <input type="radio" name="mode" value="single" checked={mode === 'single'} onChange={() => setMode('single')} /> One agent
+          </label>
+          <label class="choice">
+            <input type="radio" name="mode" value="multi" checked={mode === 'multi'} onChange={() => setMode('multi')} /> Architect plans, Coder builds
+          </label>
+        </fieldset>
+        {config.tools.length > 0 && (
+          <fieldset>
+            <legend>Tools that wait for approval</legend>
+            {config.tools.map((tool) => {
+              const always = config.gatedTools.includes(tool);
+              return (
+                <label class="choice" key={tool}>
+                  <input
+                    type="checkbox"
+                    name="gated"
+                    value={tool}
+                    checked={always || gated.includes(tool)}
+                    disabled={always}
+                    onChange={(e) => setGated(e.currentTarget.checked ? [...gated, tool] : gated.filter((t) => t !== tool))}
+                  />{' '}
+                  <code>{tool}</code>
+                  {always ? ' (always, in this deployment)' : ''}
+                </label>
+              );
+            })}
+          </fieldset>
+        )}
+        {models.length > 1 && (
+          <>
+            <label for="model">Model</label>
+            <select id="model" value={model} onChange={(e) => setModel(e.currentTarget.value)}>
+              <option value="">{models[0]} (default)</option>
+              {models.slice(1).map((m) => (
+                <option key={m} value={m}>
+                  {m}
+                </option>
+              ))}
+            </select>
+          </>
+        )}
+        {config.models === undefined && (
+          <>
+            <label for="model">Model (optional)</label>
+            <input id="model" type="text" value={model} placeholder="the deployment's default" onInput={(e) => setModel(e.currentTarget.value)} />
+          </>
+        )}
+        {caps.budget && (
+          <fieldset class="inline">
+            <legend>Budget (optional)</legend>
+            <label for="max-usd">Most US dollars</label>
+            <input id="max-usd" type="number" min="0" step="0.01" inputMode="decimal" value={maxUsd} onInput={(e) => setMaxUsd(e.currentTarget.value)} />
+            <label for="max-tokens">Most tokens</label>
+            <input id="max-tokens" type="number" min="1" step="1" inputMode="numeric" value={maxTokens} onInput={(e) => setMaxTokens(e.currentTarget.value)} />
+          </fieldset>
+        )}
+        <ErrorNote error={error} />
+        <div class="actions">
+          <button type="submit" class="primary" disabled={busy}>
+            Start
+          </button>
+        </div>
+      </form>
+    </section>
+  );
+}
+
+function RunsList({ api }: { api: ApiClient }) {
+  const [status, setStatus] = useState('');
+  const [items, setItems] = useState<RunSummary[] | undefined>();
+  const [next, setNext] = useState<string | undefined>();
+  const [more, setMore] = useState<RunSummary[]>([]);
+  const [error, setError] = useState<unknown>();
+
+  const query = (cursor?: string) =>
+    `/runs?limit=20${status ? `&status=${status}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+  const load = useCallback(() => {
+    api
+      .json<{ items: RunSummary[]; nextCursor?: string }>('GET', query())
+      .then((page) => {
+        setItems(page.items);
+        setNext((current) => (more.length ? current : page.nextCursor));
+        setError(undefined);
+      })
+      .catch(setError);
+  }, [api, status, more.length]);
+  useInterval(load, 3_000, [load]);
+  useEffect(() => setMore([]), [status]);
+
+  const loadMore = async () => {
+    if (!next) return;
+    try {
+      const page = await api.json<{ items: RunSummary[]; nextCursor?: string }>('GET', query(next));
+      setMore([...more, ...page.items]);
+      setNext(page.nextCursor);
+    } catch (e) {
+      setError(e);
+    }
+  };
+
+  const shown = [...(items ?? []), ...more.filter((m) => !items?.some((i) => i.runId === m.runId))];
+  return (
+    <section class="panel" aria-labelledby="runs-heading">
+      <div class="panel-head">
+        <h2 id="runs-heading">Your runs</h2>
+        <label class="filter">
+          Status{' '}
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+            <option value="">All</option>
+            {statuses.map((s) => (
+              <option key={s} value={s}>
+                {s[0]?.toUpperCase()}
+                {s.slice(1)}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ErrorNote error={error} />
+      {items === undefined && !error && <p aria-live="polite">Loading…</p>}
+      {items !== undefined && shown.length === 0 && <p>{status ? `No ${status} runs.` : 'No runs yet. Start one above.'}</p>}
+      {shown.length > 0 && (
+        <table class="runs">
+          <thead>
+            <tr>
+              <th scope="col">Goal</th>
+              <th scope="col">Status</th>
+              <th scope="col">Phase</th>
+              <th scope="col">Cost</th>
+              <th scope="col">Started</th>
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((run) => (
+              <tr key={run.runId}>
+                <td data-label="Goal">
+                  <Link href={runHref(run.runId)}>{firstLine(run.goal)}</Link>
+                  <span class="mode">{run.mode === 'multi' ? 'Architect + Coder' : 'One agent'}</span>
+                </td>
+                <td data-label="Status">
+                  <StatusBadge status={run.status} /> <WaitingBadge count={run.waitingFor} />
+                </td>
+                <td data-label="Phase">{run.phase}</td>
+                <td data-label="Cost">{formatCost(run.estimatedCostUsd)}</td>
+                <td data-label="Started">{formatTime(run.createdAt)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      {next && (
+        <div class="actions">
+          <button type="button" onClick={loadMore}>
+            More runs
+          </button>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** The goal's first line, shortened for a list. */
+export function firstLine(goal: string, max = 120): string {
+  const line = goal.trim().split('\n')[0] ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line || '(no goal)';
+}
