@@ -82,7 +82,8 @@ describe('the console', () => {
     await planRegion.getByText('Write the greet function').waitFor();
     expect(await planRegion.getByRole('listitem').count()).toBe(2);
     const phases = page.getByRole('navigation', { name: 'Phases' });
-    expect(await phases.locator('[aria-current="step"]').textContent()).toBe('Complete');
+    // The stream brings the run's end after the plan: wait for it rather than read the phase mid-way.
+    await phases.locator('[aria-current="step"]', { hasText: 'Complete' }).waitFor();
     expect(await phases.locator('li.done').count()).toBe(2);
 
     const transcript = page.getByRole('region', { name: 'Transcript', exact: true });

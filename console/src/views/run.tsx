@@ -214,8 +214,10 @@ function Waiting({ api, runId, t, onDecided }: { api: ApiClient; runId: string; 
 }
 
 function waitingCall(runId: string, t: Transcript, call: ToolItem & { agent: string }): WaitingCall {
-  const seq = Number(call.parentMessageId?.split(':')[2]);
-  const prefix = `${call.parentMessageId}:`;
+  // The parent is the message (`<runId>:<agent>:<seq>`) or its text before the call (`…:<seq>:<block>`).
+  const message = call.parentMessageId?.split(':').slice(0, 3) ?? [];
+  const seq = Number(message[2]);
+  const prefix = `${message.join(':')}:`;
   const said = t.sections
     .flatMap((s) => s.items)
     .filter((i) => i.kind === 'text' && i.id.startsWith(prefix))

@@ -68,6 +68,7 @@ function stateOf(call: ToolItem, running: boolean, planned: boolean): { words: s
   if (a?.decision === 'deny') return { words: `Denied by ${a.decidedBy ?? 'a reviewer'}${a.reason ? `: ${a.reason}` : ''}`, tone: 'denied' };
   if (call.result?.isError) return { words: call.result.ran === false ? 'Not run' : 'Error', tone: 'error' };
   if (call.result) {
+    if (call.name === 'finish_plan' && planned) return { words: 'Plan accepted', tone: 'ok' };
     const approved = a?.decision === 'approve' ? ` · approved by ${a.decidedBy ?? 'a reviewer'}${a.edited !== undefined ? ' with edited input' : ''}` : '';
     return { words: `Done${approved}`, tone: 'ok' };
   }
