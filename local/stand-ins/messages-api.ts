@@ -68,6 +68,8 @@ export interface MessagesApiOptions {
    * tokens, as the API does: 400 `prompt is too long: N tokens > W maximum`.
    */
   contextWindowTokens?: number;
+  /** Told of every text delta as it is sent (the bench times the bytes from here to a watcher). */
+  onTextDelta?: (text: string, sentAt: number) => void;
 }
 
 /** Starts the local Messages API on loopback (`port` 0 picks a free one). */
@@ -107,7 +109,11 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
       const events = streamEvents(messageBody(body, reply.turn, requests.length), reply.turn);
       res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'request-id': `req_local_${Date.now()}` });
       await playStream(events, reply.turn, reply.cut, {
-        write: (event) => res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`),
+        write: (event) => {
+          res.write(`event: ${String(event.type)}\ndata: ${JSON.stringify(event)}\n\n`);
+          const delta = (event as { delta?: { type?: string; text?: string } }).delta;
+          if (options.onTextDelta && delta?.type === 'text_delta' && delta.text) options.onTextDelta(delta.text, performance.now());
+        },
         fail: (error) => res.end(`event: error\ndata: ${JSON.stringify({ type: 'error', error })}\n\n`),
         drop: () => req.socket.destroy(),
         closed: () => res.destroyed,

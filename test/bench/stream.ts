@@ -1,7 +1,8 @@
 /**
  * The event stream in `npm run bench`: what watching an idle run costs in DynamoDB requests (counted
  * at the emulator, the run's own requests measured without a watcher and taken off), and 100
- * watchers of one run on the local server at once. Printed, not asserted.
+ * watchers of one run on the local server at once, and how long live text takes from the model's
+ * byte to a watcher. Printed, not asserted.
  */
 import { say, use } from '../support/agents.js';
 import { type StackFixture, startFixture } from '../support/local-stack.js';
@@ -27,9 +28,55 @@ export interface CrowdFigures {
   dynamoRequests: number;
 }
 
+export interface LatencyFigures {
+  /** Characters timed (each from the moment the model stand-in sent it to its arrival at the watcher). */
+  chars: number;
+  deltas: number;
+  medianMs: number;
+  p95Ms: number;
+  /** Whether the watcher's deltas added up to the text the model sent. */
+  complete: boolean;
+}
+
 export interface StreamFigures {
   idle: IdleFigures[];
   crowd: CrowdFigures;
+  latency: LatencyFigures;
+}
+
+function quantile(sorted: number[], q: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+/**
+ * A model that writes 480 characters over about 4.5 s (8 characters every 75 ms) and one watcher:
+ * for each character, the time from the stand-in sending it to the watcher receiving it.
+ */
+async function measureLatency(fixture: StackFixture, sent: { text: string; at: number[] }): Promise<LatencyFigures> {
+  const text = Array.from({ length: 60 }, (_, i) => `word${String(i).padStart(3, '0')} `).join('');
+  const tag = fixture.book.add('bench-latency', { turn: { ...say(text), pacing: { chunkChars: 8, delayMs: 75 } } });
+  sent.text = '';
+  sent.at = [];
+  const runId = String((await fixture.post('/runs', { goal: `${tag} Talk.`, mode: 'single' })).body.runId);
+  const res = await fetch(`${fixture.stack.url}/runs/${runId}/events`);
+  let received = '';
+  let deltas = 0;
+  const latencies: number[] = [];
+  for await (const frame of frames(res)) {
+    const event = frame.event as { type?: string; delta?: string } | undefined;
+    if (event?.type === 'TEXT_MESSAGE_CONTENT' && event.delta) {
+      const now = performance.now();
+      for (let i = received.length; i < received.length + event.delta.length; i++) {
+        const at = sent.at[i];
+        if (at !== undefined) latencies.push(now - at);
+      }
+      received += event.delta;
+      deltas++;
+    }
+    if (event?.type === 'RUN_FINISHED' || event?.type === 'RUN_ERROR') break;
+  }
+  latencies.sort((a, b) => a - b);
+  return { chars: latencies.length, deltas, medianMs: quantile(latencies, 0.5), p95Ms: quantile(latencies, 0.95), complete: received === text && sent.text === text };
 }
 
 /** Reads a stream on one connection until it ends or `stop` aborts; the events' ids and types. */
@@ -75,8 +122,22 @@ async function idleCost(fixture: StackFixture, what: string, runId: string, wind
 }
 
 export async function measureStream(windowMs = 40_000): Promise<StreamFigures> {
-  const fixture = await startFixture();
+  // What the model stand-in sent, character by character, with the time each left.
+  const sent = { text: '', at: [] as number[] };
+  const fixture = await startFixture(
+    {},
+    {
+      messagesApi: {
+        onTextDelta: (text, at) => {
+          sent.text += text;
+          for (let i = 0; i < text.length; i++) sent.at.push(at);
+        },
+      },
+    },
+  );
   try {
+    // First, alone on the server: the other runs here send text too.
+    const latency = await measureLatency(fixture, sent);
     const idle: IdleFigures[] = [];
     // A run whose call waits for a reviewer.
     const gated = fixture.book.add('bench-gated', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) }, { turn: say('Done.') });
@@ -115,6 +176,7 @@ export async function measureStream(windowMs = 40_000): Promise<StreamFigures> {
     const errors = outcomes.flatMap((o) => (o.status === 'rejected' ? [String(o.reason)] : []));
     const first = JSON.stringify(sequences[0]);
     return {
+      latency,
       idle,
       crowd: {
         watchers: outcomes.length,
@@ -131,8 +193,12 @@ export async function measureStream(windowMs = 40_000): Promise<StreamFigures> {
   }
 }
 
-export function streamReport({ idle, crowd }: StreamFigures): string {
+export function streamReport({ idle, crowd, latency }: StreamFigures): string {
   const lines = ['\n## The event stream (GET /runs/{runId}/events)\n'];
+  lines.push(row(['live text, model byte → local watcher', 'median ms (target < 400)', 'p95 ms (target < 800)', 'characters', 'deltas', 'added up to the text']));
+  lines.push(row(['---', '---', '---', '---', '---', '---']));
+  lines.push(row(['480 characters over ~4.5 s', latency.medianMs.toFixed(0), latency.p95Ms.toFixed(0), latency.chars, latency.deltas, latency.complete ? 'yes' : 'no']));
+  lines.push('');
   lines.push(row(['one watcher of …', 'DynamoDB requests / minute (target ≤ 60)', 'by operation']));
   lines.push(row(['---', '---', '---']));
   for (const f of idle) {
