@@ -406,6 +406,13 @@ export function deriveRunEvents(state: StreamState): Derivation {
       (a, b) => a - b,
     );
     for (const seq of slots) {
+      // An answer being written is shown only once the message it answers has been read: a live
+      // attempt can be read before the messages before it (the attempts are read after the
+      // conversation, and the conversation may have grown in between), and nothing may come
+      // before it later.
+      // (A resumed stream does not read what it left behind; a section that is over has been read whole.)
+      const prompted = view.messages.has(seq) || view.messages.has(seq - 1) || seq - 1 < view.fromSeq || over;
+      if (!prompted) return waiting({ agent, decisionOnly: false });
       const wait = deriveSlot(sequence.group({ kind: 'slot', agent: k, seq }), { state, agent, view, seq, over });
       if (wait) return waiting(wait);
     }

@@ -349,7 +349,8 @@ describe('the run event stream', () => {
         expect(live).toEqual(final);
         expect(aguiProblems(final.map((e) => e.event))).toEqual([]);
       }),
-      { numRuns: 300 },
+      // The example: a live attempt read before the message before it had been (the conversation grew between the two reads).
+      { numRuns: 300, examples: [[1771837321, 28]] },
     );
   });
 
