@@ -4,6 +4,8 @@
  * Not part of the test run: numbers vary with the machine; targets are read, not asserted.
  */
 import { execFileSync, spawnSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { fileURLToPath } from 'node:url';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -22,7 +24,6 @@ import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
 import { consoleReport, measureConsole } from './console.js';
 import { measureStartup, startupReport } from './startup.js';
-import { measureStream, streamReport } from './stream.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const prices = JSON.parse(readFileSync(new URL('./prices.json', import.meta.url), 'utf8')) as Prices;
@@ -246,5 +247,7 @@ console.log(callersReport(await measureCallers()));
 
 console.log(startupReport(await measureStartup()));
 
-console.log(streamReport(await measureStream()));
+// In a process of its own: after the agent-loop measures above, the stream's fixture in this
+// process never saw its approval wait (an interaction of the fixtures not yet understood).
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./stream.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
 console.log(consoleReport(await measureConsole()));
