@@ -274,20 +274,34 @@ function oneLine(text: string, max = 80): string {
 }
 
 for (const decision of ['approve', 'deny'] as const) {
-  program
+  const command = program
     .command(decision)
     .description(`${decision} a tool call that waits for a reviewer (see waitingFor in status)`)
     .argument('<runId>')
     .argument('<toolUseId>')
     .option('--reason <text>', decision === 'deny' ? 'why, for the model to read' : 'a note kept with the decision')
-    .action(async (runId: string, toolUseId: string, opts: { reason?: string }) => {
-      const answer = await client().call<DecisionRecorded>(
-        'POST',
-        runPath(runId, `/approvals/${encodeURIComponent(toolUseId)}`),
-        { decision, ...(opts.reason ? { reason: opts.reason } : {}) },
-      );
-      print(answer, () => `${answer.toolUseId} ${decision === 'approve' ? 'approved' : 'denied'}${answer.reason ? ` (${answer.reason})` : ''}`);
+    .option('--message <text>', decision === 'deny' ? 'what the model reads instead of the reason' : 'what the model reads after the tool\'s output');
+  if (decision === 'approve') command.option('--input <json>', 'run the call with this input instead (a JSON object, checked against the tool\'s schema)', jsonObject);
+  command.action(async (runId: string, toolUseId: string, opts: { reason?: string; message?: string; input?: Record<string, unknown> }) => {
+    const answer = await client().call<DecisionRecorded>('POST', runPath(runId, `/approvals/${encodeURIComponent(toolUseId)}`), {
+      decision,
+      ...(opts.reason ? { reason: opts.reason } : {}),
+      ...(opts.message ? { message: opts.message } : {}),
+      ...(opts.input ? { input: opts.input } : {}),
     });
+    print(answer, () => `${answer.toolUseId} ${decision === 'approve' ? 'approved' : 'denied'}${answer.edited ? ' with edited input' : ''}${answer.reason ? ` (${answer.reason})` : ''}`);
+  });
+}
+
+function jsonObject(value: string): Record<string, unknown> {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(value);
+  } catch {
+    throw new InvalidArgumentError('must be JSON');
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError('must be a JSON object');
+  return parsed as Record<string, unknown>;
 }
 
 function summary(run: RunView, files?: { path: string; size: number }[]): string {

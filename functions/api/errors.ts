@@ -6,7 +6,7 @@ import type { Context, ValidationTargets } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod';
-import { ApprovalAlreadyDecided, ApprovalNotFound, RunNotRunning } from '../core/approvals.js';
+import { ApprovalAlreadyDecided, ApprovalNotFound, InvalidEditedInput, RunNotRunning } from '../core/approvals.js';
 import { BudgetExceeded } from '../core/budgets.js';
 import { Forbidden, TooManyRuns, Unauthenticated } from '../core/callers.js';
 import { StepwiseError } from '../core/errors.js';
@@ -96,6 +96,11 @@ export function answerError(log: ErrorLog | undefined) {
     if (known instanceof ApiError) {
       const body: ErrorBody = { error: { code: known.code, message: known.message, ...(known.issues ? { issues: known.issues } : {}) } };
       return c.json(body, known.status);
+    }
+    // An edited input that does not fit its tool is refused like a body that fails its schema, naming the fields.
+    if (known instanceof InvalidEditedInput) {
+      const body: ErrorBody = { error: { code: 'ValidationFailed', message: 'The body is invalid.', issues: known.issues } };
+      return c.json(body, 400);
     }
     // A fork that names what its source lacks is refused like a body that fails its schema, naming the field.
     if (known instanceof InvalidFork) {

@@ -9,6 +9,7 @@
  * decision is recorded once (a conditional write), whoever tries second gets a 409.
  */
 import * as z from 'zod';
+import { agentProfile } from './agents.js';
 import { type ConversationStore, loadCall } from './conversation.js';
 import { AgentName, ToolName, toolNames } from './names.js';
 import { StepStateInvalid, StepwiseError } from './errors.js';
@@ -33,17 +34,29 @@ export function gatedTools(deployment: readonly string[], requested: readonly st
 export const Decision = z.enum(['approve', 'deny']);
 export type Decision = z.infer<typeof Decision>;
 
+const words = z.string().trim().min(1, 'must not be empty when given').max(2000, 'must be at most 2000 characters');
+
 /** The body of `POST /runs/{runId}/approvals/{toolUseId}`. */
 export const DecisionBody = z
   .object({
     decision: Decision,
-    reason: z.string().trim().min(1, 'must not be empty when given').max(2000, 'must be at most 2000 characters').optional(),
+    reason: words.optional().meta({ description: 'Why, kept with the decision (and, for a denial without a message, what the model reads).' }),
+    message: words.optional().meta({ description: 'What the model reads in the tool result: after the output of an approved call, as the reason of a denied one.' }),
+    input: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: 'Approve only: the input the call runs with instead of the model\'s, checked against the tool\'s schema (400 naming the field otherwise).' }),
   })
-  .strict();
+  .strict()
+  .refine((body) => body.input === undefined || body.decision === 'approve', { path: ['input'], message: 'can be given only to approve' });
 export type DecisionBody = z.infer<typeof DecisionBody>;
 
-/** Tool inputs longer than this (as JSON) are shown cut in the approval request; the transcript has all of it. */
-export const approvalInputChars = 16_000;
+/**
+ * Tool inputs longer than this (as JSON) are shown cut in the approval request. It is the item
+ * size DynamoDB allows (400 KB) with room for the rest of the record, so in practice the reviewer
+ * sees the whole input: a model's answer (its `max_tokens`) is far smaller. The transcript has all of it.
+ */
+export const approvalInputChars = 300_000;
 
 /** One approval request, as stored beside the run record. */
 export const Approval = z.object({
@@ -65,6 +78,10 @@ export const Approval = z.object({
   decidedAt: z.string().optional(),
   /** Who decided: the reviewer's principal, or `timeout` (`reviewer` on records made before decisions named their reviewer). */
   decidedBy: z.string().optional(),
+  /** What the model reads in the tool result, from the reviewer. */
+  message: z.string().optional(),
+  /** The input the reviewer approved the call with instead of the model's. */
+  editedInput: z.record(z.string(), z.unknown()).optional(),
 });
 export type Approval = z.infer<typeof Approval>;
 
@@ -82,7 +99,16 @@ export type WaitingFor = z.infer<typeof WaitingFor>;
 
 /** What `POST /runs/{runId}/approvals/{toolUseId}` answers. */
 export const DecisionRecorded = z
-  .object({ runId: z.string(), toolUseId: z.string(), decision: Decision, reason: z.string().optional(), decidedAt: z.string(), decidedBy: z.string() })
+  .object({
+    runId: z.string(),
+    toolUseId: z.string(),
+    decision: Decision,
+    reason: z.string().optional(),
+    message: z.string().optional(),
+    edited: z.boolean().optional(),
+    decidedAt: z.string(),
+    decidedBy: z.string(),
+  })
   .meta({ id: 'DecisionRecorded', description: 'The decision was recorded; the run goes on.' });
 export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
 
@@ -101,8 +127,29 @@ export interface ApprovalStore {
   decide(
     runId: string,
     toolUseId: string,
-    decision: Required<Pick<Approval, 'decision' | 'decidedAt' | 'decidedBy'>> & Pick<Approval, 'reason'>,
+    decision: Required<Pick<Approval, 'decision' | 'decidedAt' | 'decidedBy'>> & Pick<Approval, 'reason' | 'message' | 'editedInput'>,
   ): Promise<{ recorded: boolean; approval: Approval | undefined }>;
+}
+
+/** An edited input that does not fit the tool's schema: refused like a body that fails its own, naming the fields. */
+export class InvalidEditedInput extends StepwiseError {
+  override readonly name = 'InvalidEditedInput';
+  constructor(readonly issues: { path: string; message: string }[]) {
+    super(`The edited input does not fit the tool's schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  }
+}
+
+/**
+ * Checks an edited input against the tool's own zod schema (the one the model's JSON Schema is
+ * made from): the input as parsed, or `InvalidEditedInput` naming the fields. Only built-in tools
+ * can be gated today, so only their inputs can be edited.
+ */
+export function checkEditedInput(approval: Pick<Approval, 'agent' | 'name'>, input: Record<string, unknown>): Record<string, unknown> {
+  const tool = agentProfile(approval.agent).tools.get(approval.name);
+  if (!tool) throw new InvalidEditedInput([{ path: 'input', message: `${approval.name} is not a built-in tool; its input cannot be edited` }]);
+  const parsed = tool.input.safeParse(input);
+  if (!parsed.success) throw new InvalidEditedInput(parsed.error.issues.map((i) => ({ path: ['input', ...i.path].join('.'), message: i.message })));
+  return parsed.data as Record<string, unknown>;
 }
 
 /** Wakes a state machine task that waits on a token (Step Functions `SendTaskSuccess`). */
@@ -230,11 +277,15 @@ export async function decideApproval(
     await wake(existing, deps.tokens).catch(() => undefined);
     throw alreadyDecided(existing);
   }
+  let editedInput: Record<string, unknown> | undefined;
+  if (body.input !== undefined) editedInput = checkEditedInput(existing, body.input);
   const { recorded, approval } = await deps.approvals.decide(run.runId, toolUseId, {
     decision: body.decision,
     decidedAt: now(deps.clock),
     decidedBy,
     ...(body.reason ? { reason: body.reason } : {}),
+    ...(body.message ? { message: body.message } : {}),
+    ...(editedInput ? { editedInput } : {}),
   });
   if (!approval) throw new ApprovalNotFound(`Run ${run.runId} has no approval request for tool call ${toolUseId}.`);
   if (!recorded) throw alreadyDecided(approval);
@@ -245,6 +296,8 @@ export async function decideApproval(
     toolUseId,
     decision: body.decision,
     ...(approval.reason ? { reason: approval.reason } : {}),
+    ...(approval.message ? { message: approval.message } : {}),
+    ...(approval.editedInput ? { edited: true } : {}),
     decidedAt: approval.decidedAt ?? '',
     // Stryker disable next-line LogicalOperator: the store answers the decision as recorded, decidedBy included; the fallback only satisfies the type
     decidedBy: approval.decidedBy ?? decidedBy,
@@ -271,15 +324,27 @@ export async function settleApproval(
   return { ...settled, decision: settled.decision };
 }
 
-/** The `is_error` tool result text the model gets for a denied call. */
-export function denialMessage(approval: Pick<Approval, 'reason' | 'decidedBy'>): string {
+/** The `is_error` tool result text the model gets for a denied call: the reviewer's message, else the reason. */
+export function denialMessage(approval: Pick<Approval, 'reason' | 'decidedBy' | 'message'>): string {
+  const said = approval.message ?? approval.reason;
   const why =
     approval.decidedBy === 'timeout'
       ? 'A reviewer denied this tool call: timeout (no reviewer decided in time).'
-      : approval.reason
-        ? `A reviewer denied this tool call: ${approval.reason}`
+      : said
+        ? `A reviewer denied this tool call: ${said}`
         : 'A reviewer denied this tool call.';
   return `${why}\nThe call was not run. Do not repeat it unchanged; choose another way or explain what you need.`;
+}
+
+/**
+ * The result the model reads for an approved call: a note that a reviewer changed its input
+ * (with the input it ran with; the model's own call stays as it wrote it, invariant 12), the
+ * tool's output, then the reviewer's message.
+ */
+export function approvedResult(content: string, approval: Pick<Approval, 'editedInput' | 'message'>): string {
+  const edited = approval.editedInput ? `A reviewer edited this call's input before it ran; it ran with: ${JSON.stringify(approval.editedInput)}\n\n` : '';
+  const message = approval.message ? `\n\nMessage from the reviewer: ${approval.message}` : '';
+  return `${edited}${content}${message}`;
 }
 
 /** A decided approval as `GET /runs/{runId}` shows it in `decisions`. */
@@ -289,6 +354,8 @@ export const DecisionView = z
     name: z.string(),
     decision: Decision,
     reason: z.string().optional(),
+    message: z.string().optional(),
+    edited: z.boolean().optional(),
     decidedAt: z.string(),
     decidedBy: z.string(),
   })
@@ -305,6 +372,8 @@ export function decisionsOf(approvals: Approval[]): DecisionView[] {
       name: a.name,
       decision: a.decision,
       ...(a.reason ? { reason: a.reason } : {}),
+      ...(a.message ? { message: a.message } : {}),
+      ...(a.editedInput ? { edited: true } : {}),
       decidedAt: a.decidedAt ?? '',
       decidedBy: a.decidedBy ?? 'reviewer',
     }));

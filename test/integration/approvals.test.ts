@@ -37,6 +37,35 @@ const lastUserMessage = (tag: string, request: number) => local.book.requests.ge
   is_error?: boolean;
 }[];
 
+describe('a reviewer who edits or explains', () => {
+  it('approves with an edited input: the edited file is written and not the original, and the model is told', async () => {
+    const tag = local.book.add('edit', { turn: use(['toolu_w', 'write_file', { path: 'secrets.txt', content: 'token=abc' }]) }, { turn: say('Done.') });
+    const runId = await start(`${tag} Save it.`);
+    await waitingOn(runId, 1);
+    const refused = await decide(runId, 'toolu_w', { decision: 'approve', input: { path: 'notes/public.txt', content: 42 } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed', issues: [{ path: 'input.content' }] } } });
+    const decided = await decide(runId, 'toolu_w', { decision: 'approve', input: { path: 'notes/public.txt', content: 'no secrets' }, message: 'Never write tokens.' });
+    expect(decided).toMatchObject({ status: 202, body: { decision: 'approve', edited: true, message: 'Never write tokens.' } });
+    const run = await local.waitFor(runId);
+    expect(run.status).toBe('succeeded');
+    expect(await files(runId)).toEqual([{ path: 'notes/public.txt', size: 10 }]);
+    const result = lastUserMessage('edit', 1)[0]?.content ?? '';
+    expect(result).toContain('A reviewer edited this call\'s input before it ran; it ran with: {"path":"notes/public.txt","content":"no secrets"}');
+    expect(result).toContain('Message from the reviewer: Never write tokens.');
+    expect((await local.get(`/runs/${runId}`)).body.decisions).toEqual([expect.objectContaining({ toolUseId: 'toolu_w', edited: true, message: 'Never write tokens.' })]);
+  });
+
+  it('denies with a message, which the model reads', async () => {
+    const tag = local.book.add('deny-message', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) }, { turn: say('Understood.') });
+    const runId = await start(`${tag} Write a.md.`);
+    await waitingOn(runId, 1);
+    expect((await decide(runId, 'toolu_w', { decision: 'deny', message: 'Put it in docs/ please.' })).status).toBe(202);
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    expect(lastUserMessage('deny-message', 1)[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^A reviewer denied this tool call: Put it in docs\/ please\./) });
+    expect(await files(runId)).toEqual([]);
+  });
+});
+
 describe('a tool call that needs approval', () => {
   it('waits for a reviewer, announces itself, and runs only once approved', async () => {
     const input = { path: 'notes.md', content: '# Notes\n' };

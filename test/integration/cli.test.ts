@@ -124,6 +124,19 @@ describe('the stepwise CLI', () => {
     expect(invalid.stderr).toMatch(/^error: ValidationFailed: The body is invalid. \(goal: must not be empty; mode: /);
   }, 60_000);
 
+  it('approves with an edited input and a message, and refuses input that is not a JSON object', async () => {
+    const tag = local.book.add('cli-edit', { turn: use(['toolu_e', 'write_file', { path: 'draft.md', content: 'draft' }]) }, { turn: say('Done.') });
+    const started = await local.post('/runs', { goal: `${tag} Write.`, mode: 'single', approvals: { tools: ['write_file'] } });
+    const runId = String(started.body.runId);
+    await until(() => local.stack.runtime.waitingTokens().some((t) => t.executionArn.includes(runId)), 'the approval wait');
+    const bad = await cli('approve', runId, 'toolu_e', '--input', '[1]');
+    expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining("option '--input <json>' argument '[1]' is invalid. must be a JSON object")]);
+    const edited = await cli('approve', runId, 'toolu_e', '--input', '{"path":"final.md","content":"final"}', '--message', 'Use final.md.');
+    expect(edited).toEqual({ code: 0, stdout: 'toolu_e approved with edited input\n', stderr: '' });
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    expect((await local.get(`/runs/${runId}/files`)).body.items).toEqual([{ path: 'final.md', size: 5 }]);
+  }, 60_000);
+
   it('shows calls waiting for approval while following, and decides them with approve and deny', async () => {
     const tag = local.book.add(
       'cli-approval',

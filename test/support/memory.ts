@@ -280,7 +280,7 @@ export class MemoryApprovalStore implements ApprovalStore {
     return 'attached';
   }
 
-  async decide(runId: string, toolUseId: string, decision: Pick<Approval, 'decision' | 'reason' | 'decidedAt' | 'decidedBy'>) {
+  async decide(runId: string, toolUseId: string, decision: Pick<Approval, 'decision' | 'reason' | 'decidedAt' | 'decidedBy' | 'message' | 'editedInput'>) {
     const approval = this.approvals.get(`${runId}/${toolUseId}`);
     if (!approval || approval.decision) return { recorded: false, approval: approval && structuredClone(approval) };
     Object.assign(approval, decision);

@@ -354,6 +354,10 @@ describe('approvals through the API', () => {
     ['an empty reason', { decision: 'deny', reason: ' ' }, 'reason'],
     ['a reason over 2,000 characters', { decision: 'deny', reason: 'x'.repeat(2001) }, 'reason'],
     ['an unknown field', { decision: 'approve', by: 'me' }, '(body)'],
+    ['an edited input with a denial', { decision: 'deny', input: { path: 'a.md', content: 'B' } }, 'input'],
+    ['an edited input that is not an object', { decision: 'approve', input: 'a.md' }, 'input'],
+    ['an edited input that does not fit the tool', { decision: 'approve', input: { path: 'a.md' } }, 'input.content'],
+    ['an empty message', { decision: 'approve', message: '' }, 'message'],
   ])('refuses %s with a 400, deciding nothing', async (_name, body, path) => {
     const api = memoryApi();
     await waitingRun(api);

@@ -4,6 +4,7 @@ import {
   ApprovalAlreadyDecided,
   ApprovalDecided,
   ApprovalNotFound,
+  InvalidEditedInput,
   approvalInputChars,
   awaitDecision,
   decideApproval,
@@ -125,6 +126,42 @@ describe('the tool step of a gated call', () => {
     expect(await toolStep({ ...call, needsApproval: true }, deps)).toEqual({ toolUseId: 'toolu_w', isError: false });
     expect(workspaces.get('run-1')?.files.has('a.md')).toBe(true);
     expect((await conversations.loadTurn('run/run-1/single', 1))?.results[0]?.content).toBe('Wrote 1 bytes to a.md.');
+  });
+
+  it('runs an approved call with the reviewer\'s edited input, tells the model so, and leaves the model\'s call as it was', async () => {
+    const { deps, run, workspaces, conversations, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    const recorded = await decideApproval(run, 'toolu_w', { decision: 'approve', input: { path: 'b.md', content: 'B!' }, message: 'b.md, not a.md' }, 'rita', deps);
+    expect(recorded).toMatchObject({ decision: 'approve', edited: true, message: 'b.md, not a.md', decidedBy: 'rita' });
+    expect(await toolStep({ ...call, needsApproval: true }, deps)).toEqual({ toolUseId: 'toolu_w', isError: false });
+    const files = workspaces.get('run-1')?.files;
+    expect([...(files?.keys() ?? [])]).toEqual(['b.md']);
+    expect(new TextDecoder().decode(files?.get('b.md'))).toBe('B!');
+    const turn = await conversations.loadTurn('run/run-1/single', 1);
+    expect(turn?.results[0]?.content).toBe(
+      'A reviewer edited this call\'s input before it ran; it ran with: {"path":"b.md","content":"B!"}\n\nWrote 2 bytes to b.md.\n\nMessage from the reviewer: b.md, not a.md',
+    );
+    expect(turn?.message.content).toContainEqual({ type: 'tool_use', id: 'toolu_w', name: 'write_file', input });
+    expect(decisionsOf(await approvals.list('run-1'))).toEqual([
+      { toolUseId: 'toolu_w', name: 'write_file', decision: 'approve', message: 'b.md, not a.md', edited: true, decidedAt: '2026-01-01T00:00:00.000Z', decidedBy: 'rita' },
+    ]);
+  });
+
+  it('refuses an edited input that does not fit the tool, naming the field, and records nothing', async () => {
+    const { deps, run, approvals } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    const refused = decideApproval(run, 'toolu_w', { decision: 'approve', input: { path: 'b.md', content: 7 } }, 'rita', deps);
+    await expect(refused).rejects.toBeInstanceOf(InvalidEditedInput);
+    await expect(refused).rejects.toMatchObject({ issues: [{ path: 'input.content', message: expect.any(String) }] });
+    expect((await approvals.get('run-1', 'toolu_w'))?.decision).toBeUndefined();
+  });
+
+  it('gives the model the reviewer\'s message of a denial', async () => {
+    const { deps, run, conversations } = await gatedCore();
+    await requestApproval({ step: 'request', ...call }, deps);
+    await decideApproval(run, 'toolu_w', { decision: 'deny', reason: 'kept for the log', message: 'Write it under notes/ instead.' }, 'rita', deps);
+    await toolStep({ ...call, needsApproval: true }, deps);
+    expect((await conversations.loadTurn('run/run-1/single', 1))?.results[0]?.content).toMatch(/^A reviewer denied this tool call: Write it under notes\/ instead\.\n/);
   });
 
   it('answers a denied call with an error result naming the reason, without running it', async () => {

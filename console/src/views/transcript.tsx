@@ -65,7 +65,10 @@ function TextView({ item }: { item: TextItem }) {
 /** What became of a call, in words. */
 function stateOf(call: ToolItem, running: boolean, planned: boolean): { words: string; tone: string } {
   const a = call.approval;
-  if (a?.decision === 'deny') return { words: `Denied by ${a.decidedBy ?? 'a reviewer'}${a.reason ? `: ${a.reason}` : ''}`, tone: 'denied' };
+  if (a?.decision === 'deny') {
+    const said = a.message ?? a.reason;
+    return { words: `Denied by ${a.decidedBy ?? 'a reviewer'}${said ? `: ${said}` : ''}`, tone: 'denied' };
+  }
   if (call.result?.isError) return { words: call.result.ran === false ? 'Not run' : 'Error', tone: 'error' };
   if (call.result) {
     if (call.name === 'finish_plan' && planned) return { words: 'Plan accepted', tone: 'ok' };

@@ -109,22 +109,23 @@ export class DynamoApprovalStore implements ApprovalStore {
   async decide(
     runId: string,
     toolUseId: string,
-    decision: Required<Pick<Approval, 'decision' | 'decidedAt' | 'decidedBy'>> & Pick<Approval, 'reason'>,
+    decision: Required<Pick<Approval, 'decision' | 'decidedAt' | 'decidedBy'>> & Pick<Approval, 'reason' | 'message' | 'editedInput'>,
   ): Promise<{ recorded: boolean; approval: Approval | undefined }> {
+    const optional = (['reason', 'message', 'editedInput'] as const).filter((name) => decision[name] !== undefined);
     try {
       const out = await guard('Recording a decision', () =>
         this.doc.send(
           new UpdateCommand({
             TableName: this.table,
             Key: key(runId, toolUseId),
-            UpdateExpression: `SET #decision = :decision, decidedAt = :at, decidedBy = :by${decision.reason ? ', #reason = :reason' : ''}`,
+            UpdateExpression: `SET #decision = :decision, decidedAt = :at, decidedBy = :by${optional.map((name) => `, #${name} = :${name}`).join('')}`,
             ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#decision)',
-            ExpressionAttributeNames: { '#decision': 'decision', ...(decision.reason ? { '#reason': 'reason' } : {}) },
+            ExpressionAttributeNames: { '#decision': 'decision', ...Object.fromEntries(optional.map((name) => [`#${name}`, name])) },
             ExpressionAttributeValues: {
               ':decision': decision.decision,
               ':at': decision.decidedAt,
               ':by': decision.decidedBy,
-              ...(decision.reason ? { ':reason': decision.reason } : {}),
+              ...Object.fromEntries(optional.map((name) => [`:${name}`, decision[name]])),
             },
             ReturnValues: 'ALL_NEW',
           }),

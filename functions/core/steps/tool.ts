@@ -1,7 +1,7 @@
 /** The tool step of the agent loop: run one call of a stored assistant message, store its result; idempotent under retry (invariant 3, docs/ARCHITECTURE.md). */
 import * as z from 'zod';
 import { agentProfile } from '../agents.js';
-import { type ApprovalStore, denialMessage, settleApproval } from '../approvals.js';
+import { type Approval, type ApprovalStore, approvedResult, denialMessage, settleApproval } from '../approvals.js';
 import { type ConversationStore, loadCall } from '../conversation.js';
 import { StepStateInvalid } from '../errors.js';
 import { type ToolResultBlock, toolResult } from '../messages.js';
@@ -47,11 +47,13 @@ export const defaultMaxResultChars = 30_000;
  * A stored result is returned without running the tool again.
  */
 export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolStepResult> {
-  const { conversationId, turn, call, index } = await loadCall(deps.conversations, input);
+  const { conversationId, turn, call: asked, index } = await loadCall(deps.conversations, input);
+  let call = asked;
 
   const existing = turn.results[index];
   if (existing) return { toolUseId: call.id, isError: existing.is_error === true };
 
+  let approved: Approval | undefined;
   if (input.needsApproval) {
     if (!deps.approvals) throw new StepStateInvalid(`Tool call ${call.id} needs approval, but this tool step has no approval store.`);
     const approval = await settleApproval(input.runId, call.id, { approvals: deps.approvals, ...(deps.clock ? { clock: deps.clock } : {}) });
@@ -61,6 +63,9 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
       // Stryker disable next-line ConditionalExpression: the stored result of a denied call is a denial, an error, whichever attempt stored it
       return { toolUseId: call.id, isError: stored.is_error === true };
     }
+    approved = approval;
+    // Run with the reviewer's input; the stored call stays as the model wrote it (invariant 12).
+    if (approval.editedInput) call = { ...call, input: approval.editedInput };
   }
 
   const registry = (deps.tools ?? ((agent: AgentName) => agentProfile(agent).tools))(input.agent);
@@ -86,6 +91,7 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
       external.map((tool) => tool.name),
     ));
   }
+  if (approved && (approved.editedInput || approved.message)) result = { ...result, content: approvedResult(result.content, approved) };
   const view = capResult(result, deps.maxResultChars ?? defaultMaxResultChars);
   const stored = await deps.conversations.putResult(
     conversationId,
