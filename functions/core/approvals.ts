@@ -58,6 +58,9 @@ export type DecisionBody = z.infer<typeof DecisionBody>;
  */
 export const approvalInputChars = 300_000;
 
+/** The `Stepwise Approval Requested` event carries the input cut to this (an EventBridge entry holds 256 KB). */
+export const announcedInputChars = 16_000;
+
 /** One approval request, as stored beside the run record. */
 export const Approval = z.object({
   runId: z.string(),
@@ -401,19 +404,21 @@ function byTime(a: string, b: string): number {
 }
 
 function announcement(approval: Approval): ApprovalRequestedDetail {
+  const json = typeof approval.input === 'string' && approval.inputTruncated ? approval.input : JSON.stringify(approval.input ?? {});
+  const cut = approval.inputTruncated || json.length > announcedInputChars;
   return {
     runId: approval.runId,
     toolUseId: approval.toolUseId,
     agent: approval.agent,
     name: approval.name,
-    input: approval.input,
-    ...(approval.inputTruncated ? { inputTruncated: true } : {}),
+    input: cut ? `${json.slice(0, announcedInputChars)}…` : approval.input,
+    ...(cut ? { inputTruncated: true } : {}),
     requestedAt: approval.requestedAt,
   };
 }
 
 /** A call's input as the reviewer sees it: whole, or its JSON cut when it is long. */
-function boundedInput(input: unknown): Pick<Approval, 'input' | 'inputTruncated'> {
+export function boundedInput(input: unknown): Pick<Approval, 'input' | 'inputTruncated'> {
   const json = JSON.stringify(input ?? {});
   if (json.length <= approvalInputChars) return { input: input ?? {} };
   return { input: `${json.slice(0, approvalInputChars)}…`, inputTruncated: true };

@@ -5,6 +5,7 @@ import {
   ApprovalDecided,
   ApprovalNotFound,
   InvalidEditedInput,
+  announcedInputChars,
   approvalInputChars,
   awaitDecision,
   decideApproval,
@@ -58,13 +59,26 @@ describe('requestApproval', () => {
     expect(await approvals.list('run-1')).toHaveLength(1);
   });
 
-  it('shows a long input cut, and says so', async () => {
-    const long = { path: 'big.txt', content: 'x'.repeat(approvalInputChars) };
-    const { deps } = await gatedCore(use(['toolu_w', 'write_file', long]));
+  it('keeps an input longer than the event may carry whole for the reviewer, and announces it cut', async () => {
+    const long = { path: 'big.txt', content: 'y'.repeat(50_000) };
+    const { deps, approvals } = await gatedCore(use(['toolu_w', 'write_file', long]));
     const outcome = await requestApproval({ step: 'request', ...call }, deps);
+    expect((await approvals.get('run-1', 'toolu_w'))?.input).toEqual(long);
+    expect(outcome).toMatchObject({ decided: false, detail: { inputTruncated: true } });
+    expect(outcome.decided ? '' : String(outcome.detail.input)).toHaveLength(announcedInputChars + 1);
+  });
+
+  it('shows an input too long for its record cut, and says so, to the reviewer and in the event', async () => {
+    const long = { path: 'big.txt', content: 'x'.repeat(approvalInputChars) };
+    const { deps, approvals } = await gatedCore(use(['toolu_w', 'write_file', long]));
+    const outcome = await requestApproval({ step: 'request', ...call }, deps);
+    const record = await approvals.get('run-1', 'toolu_w');
+    expect(record?.inputTruncated).toBe(true);
+    expect(String(record?.input)).toHaveLength(approvalInputChars + 1);
+    expect(String(record?.input).startsWith('{"path":"big.txt","content":"xxx')).toBe(true);
     expect(outcome).toMatchObject({ decided: false, detail: { inputTruncated: true } });
     const shown = outcome.decided ? '' : String(outcome.detail.input);
-    expect(shown).toHaveLength(approvalInputChars + 1);
+    expect(shown).toHaveLength(announcedInputChars + 1);
     expect(shown.startsWith('{"path":"big.txt","content":"xxx')).toBe(true);
   });
 
@@ -246,8 +260,13 @@ describe('requestApproval of a call that needs no wait', () => {
     await expect(requestApproval({ step: 'request', ...call }, deps)).rejects.toBeInstanceOf(StepStateInvalid);
   });
 
-  it('shows an input exactly at the limit whole', async () => {
-    const content = 'x'.repeat(approvalInputChars - JSON.stringify({ path: 'a.md', content: '' }).length);
+  it('shows an input exactly at the limits whole', async () => {
+    const { deps: recordDeps, approvals } = await gatedCore(
+      use(['toolu_w', 'write_file', { path: 'a.md', content: 'x'.repeat(approvalInputChars - JSON.stringify({ path: 'a.md', content: '' }).length) }]),
+    );
+    await requestApproval({ step: 'request', ...call }, recordDeps);
+    expect((await approvals.get('run-1', 'toolu_w'))?.inputTruncated).toBeUndefined();
+    const content = 'x'.repeat(announcedInputChars - JSON.stringify({ path: 'a.md', content: '' }).length);
     const { deps } = await gatedCore(use(['toolu_w', 'write_file', { path: 'a.md', content }]));
     expect(await requestApproval({ step: 'request', ...call }, deps)).toEqual({
       decided: false,
