@@ -8,11 +8,29 @@
  * that lands before the token is stored, or a retried request never loses a decision, and a
  * decision is recorded once (a conditional write), whoever tries second gets a 409.
  */
+import { minimatch } from 'minimatch';
 import * as z from 'zod';
 import { agentProfile } from './agents.js';
 import { type ConversationStore, loadCall } from './conversation.js';
 import { AgentName, ToolName, toolNames } from './names.js';
 import { StepStateInvalid, StepwiseError } from './errors.js';
+
+/** What to do with a call a rule matches. */
+export const RuleAction = z.enum(['approve', 'deny', 'ask']);
+export type RuleAction = z.infer<typeof RuleAction>;
+
+/**
+ * One approval rule: the calls of `tool` whose input fields each match their glob (`*` within a
+ * path segment, `**` across segments, `?` one character; a field the call lacks matches nothing).
+ */
+export const ApprovalRule = z
+  .object({
+    tool: ToolName,
+    input: z.record(z.string().min(1).max(100), z.string().min(1).max(500)).optional(),
+    action: RuleAction,
+  })
+  .strict();
+export type ApprovalRule = z.infer<typeof ApprovalRule>;
 
 /** Which tools need a reviewer's approval before they run (`POST /runs` `approvals`, and the run record). */
 export const ApprovalPolicy = z
@@ -20,10 +38,40 @@ export const ApprovalPolicy = z
     tools: z
       .array(ToolName)
       .max(toolNames.length * 2)
+      .default([])
       .meta({ description: 'Tools whose calls wait for a reviewer; added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
+    rules: z
+      .array(ApprovalRule)
+      .max(50)
+      .optional()
+      .meta({
+        description: 'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs.',
+        example: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }],
+      }),
   })
   .strict();
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
+
+/** The tools a policy may stop: those it gates and those its rules name. */
+export function policyTools(policy: Pick<ApprovalPolicy, 'tools' | 'rules'>): string[] {
+  return [...new Set([...policy.tools, ...(policy.rules ?? []).map((rule) => rule.tool)])];
+}
+
+/**
+ * What a policy does with one call: the first rule that matches it, else `ask` for a gated tool
+ * and `approve` for any other. Always exactly one answer (`index` names the rule, when one did).
+ */
+export function ruleFor(policy: Pick<ApprovalPolicy, 'tools' | 'rules'>, call: { name: string; input: unknown }): { action: RuleAction; index?: number } {
+  const fields = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<string, unknown>;
+  const index = (policy.rules ?? []).findIndex(
+    (rule) =>
+      rule.tool === call.name &&
+      Object.entries(rule.input ?? {}).every(([field, glob]) => typeof fields[field] === 'string' && minimatch(fields[field], glob, { dot: true, nocomment: true, nonegate: true })),
+  );
+  const rule = policy.rules?.[index];
+  if (rule) return { action: rule.action, index };
+  return { action: policy.tools.includes(call.name) ? 'ask' : 'approve' };
+}
 
 /** The tools a run gates: the deployment's list and the run's own, each once, in a stable order. */
 export function gatedTools(deployment: readonly string[], requested: readonly string[] = []): string[] {
@@ -117,8 +165,10 @@ export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
 
 /** Approval records. Every write is conditional, so a decision is made once. */
 export interface ApprovalStore {
-  /** The tools that need approval in a run: the run record's list, fixed when the run was created. */
+  /** The tools that may need approval in a run (gated or named by a rule): the run record's policy, fixed when the run was created. */
   toolsFor(runId: string): Promise<readonly string[]>;
+  /** The run's approval policy, rules included. */
+  policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>>;
   get(runId: string, toolUseId: string): Promise<Approval | undefined>;
   /** Every approval of a run, decided or not. */
   list(runId: string): Promise<Approval[]>;
@@ -137,9 +187,16 @@ export interface ApprovalStore {
 /** An edited input that does not fit the tool's schema: refused like a body that fails its own, naming the fields. */
 export class InvalidEditedInput extends StepwiseError {
   override readonly name = 'InvalidEditedInput';
-  constructor(readonly issues: { path: string; message: string }[]) {
-    super(`The edited input does not fit the tool's schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`);
+  constructor(
+    message: string,
+    readonly issues: { path: string; message: string }[] = [],
+  ) {
+    super(message);
   }
+}
+
+function invalidEdit(issues: { path: string; message: string }[]): InvalidEditedInput {
+  return new InvalidEditedInput(`The edited input does not fit the tool's schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);
 }
 
 /**
@@ -149,9 +206,9 @@ export class InvalidEditedInput extends StepwiseError {
  */
 export function checkEditedInput(approval: Pick<Approval, 'agent' | 'name'>, input: Record<string, unknown>): Record<string, unknown> {
   const tool = agentProfile(approval.agent).tools.get(approval.name);
-  if (!tool) throw new InvalidEditedInput([{ path: 'input', message: `${approval.name} is not a built-in tool; its input cannot be edited` }]);
+  if (!tool) throw invalidEdit([{ path: 'input', message: `${approval.name} is not a built-in tool; its input cannot be edited` }]);
   const parsed = tool.input.safeParse(input);
-  if (!parsed.success) throw new InvalidEditedInput(parsed.error.issues.map((i) => ({ path: ['input', ...i.path].join('.'), message: i.message })));
+  if (!parsed.success) throw invalidEdit(parsed.error.issues.map((i) => ({ path: ['input', ...i.path].join('.'), message: i.message })));
   return parsed.data as Record<string, unknown>;
 }
 
@@ -245,6 +302,16 @@ export async function requestApproval(
     throw new StepStateInvalid(`Tool call id ${call.id} appears twice in run ${input.runId}; approvals are kept by tool call id.`);
   }
   if (standing.decision) return { decided: true };
+  // A rule may decide it at once, recorded like a reviewer's decision.
+  const rule = ruleFor(await deps.approvals.policyFor(input.runId), call);
+  if (rule.action !== 'ask') {
+    const { approval } = await deps.approvals.decide(input.runId, call.id, {
+      decision: rule.action,
+      decidedAt: now(deps.clock),
+      decidedBy: rule.index === undefined ? 'policy' : `rule:${rule.index}`,
+    });
+    if (approval?.decision) return { decided: true };
+  }
   return { decided: false, detail: announcement(standing) };
 }
 

@@ -288,7 +288,7 @@ export async function createRun(
     owner,
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
-    ...(gated.length ? { approvals: { tools: gated } } : {}),
+    ...(gated.length || body.approvals?.rules?.length ? { approvals: { tools: gated, ...(body.approvals?.rules?.length ? { rules: body.approvals.rules } : {}) } } : {}),
     ...(options.fork ? { forkedFrom: options.fork.from } : {}),
     ...(budget ? { budget } : {}),
     ...(body.output ? { output: body.output } : {}),

@@ -2,7 +2,7 @@
  * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
-import type { Approval, ApprovalStore, TaskTokens } from '../../functions/core/approvals.js';
+import { type Approval, type ApprovalPolicy, type ApprovalRule, type ApprovalStore, type TaskTokens, policyTools } from '../../functions/core/approvals.js';
 import type { SpendStore } from '../../functions/core/budgets.js';
 import { type Owner, ownerKey, owns } from '../../functions/core/callers.js';
 import type { Compaction } from '../../functions/core/conversation.js';
@@ -253,8 +253,14 @@ export class MemoryApprovalStore implements ApprovalStore {
   /** The approval lists of runs, as the run records hold them. */
   readonly policies = new Map<string, string[]>();
 
+  /** Rules of a run's policy, beside its gated tools in `policies`. */
+  readonly rules = new Map<string, ApprovalRule[]>();
+  async policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>> {
+    const rules = this.rules.get(runId);
+    return { tools: this.policies.get(runId) ?? [], ...(rules ? { rules } : {}) };
+  }
   async toolsFor(runId: string): Promise<readonly string[]> {
-    return this.policies.get(runId) ?? [];
+    return policyTools(await this.policyFor(runId));
   }
 
   async get(runId: string, toolUseId: string): Promise<Approval | undefined> {

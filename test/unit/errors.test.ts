@@ -34,6 +34,7 @@ describe('the error family', () => {
       { name: 'ForkTooLarge', transient: false },
       { name: 'IdempotencyConflict', transient: false },
       { name: 'InvalidCursor', transient: false },
+      { name: 'InvalidEditedInput', transient: false },
       { name: 'InvalidFork', transient: false },
       { name: 'InvalidStepInput', transient: false },
       { name: 'MaxIterationsExceeded', transient: false },

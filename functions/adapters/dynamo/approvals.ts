@@ -8,7 +8,7 @@
  * and a decision is recorded once.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { Approval, type ApprovalStore } from '../../core/approvals.js';
+import { Approval, type ApprovalPolicy, type ApprovalStore, policyTools } from '../../core/approvals.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { queryAll } from './conversations.js';
 
@@ -16,7 +16,7 @@ import { queryAll } from './conversations.js';
 const cachedPolicies = 500;
 
 export class DynamoApprovalStore implements ApprovalStore {
-  private readonly policies = new Map<string, readonly string[]>();
+  private readonly policies = new Map<string, Pick<ApprovalPolicy, 'tools' | 'rules'>>();
 
   constructor(
     private readonly doc: DynamoDBDocumentClient,
@@ -25,6 +25,10 @@ export class DynamoApprovalStore implements ApprovalStore {
   ) {}
 
   async toolsFor(runId: string): Promise<readonly string[]> {
+    return policyTools(await this.policyFor(runId));
+  }
+
+  async policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>> {
     const cached = this.policies.get(runId);
     if (cached) return cached;
     const out = await guard('Reading a run\'s approval list', () =>
@@ -37,11 +41,12 @@ export class DynamoApprovalStore implements ApprovalStore {
         }),
       ),
     );
-    if (!out.Item) return [];
-    const tools = ((out.Item.approvals as { tools?: string[] } | undefined)?.tools ?? []) as readonly string[];
+    if (!out.Item) return { tools: [] };
+    const stored = (out.Item.approvals ?? {}) as { tools?: string[]; rules?: ApprovalPolicy['rules'] };
+    const policy = { tools: stored.tools ?? [], ...(stored.rules ? { rules: stored.rules } : {}) };
     if (this.policies.size >= cachedPolicies) this.policies.delete(this.policies.keys().next().value as string);
-    this.policies.set(runId, tools);
-    return tools;
+    this.policies.set(runId, policy);
+    return policy;
   }
 
   async get(runId: string, toolUseId: string): Promise<Approval | undefined> {
