@@ -37,6 +37,30 @@ const lastUserMessage = (tag: string, request: number) => local.book.requests.ge
   is_error?: boolean;
 }[];
 
+describe('approval rules', () => {
+  it('auto-approve notes/** writes and ask for others, recording the rule that decided', async () => {
+    const tag = local.book.add(
+      'rules',
+      { turn: use(['toolu_n', 'write_file', { path: 'notes/today.md', content: 'n' }], ['toolu_o', 'write_file', { path: 'other.md', content: 'o' }]) },
+      { turn: say('Both written.') },
+    );
+    const runId = await start(`${tag} Write two files.`, {
+      approvals: { tools: ['write_file'], rules: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }] },
+    });
+    const waiting = await waitingOn(runId, 1);
+    expect(waiting.waitingFor.map((w) => w.toolUseId)).toEqual(['toolu_o']);
+    expect(waiting.decisions).toEqual([expect.objectContaining({ toolUseId: 'toolu_n', decision: 'approve', decidedBy: 'rule:0' })]);
+    expect((await decide(runId, 'toolu_o', { decision: 'approve' })).status).toBe(202);
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    expect((await files(runId)).map((f) => f.path).sort()).toEqual(['notes/today.md', 'other.md']);
+  });
+
+  it('refuses a rule that names an unknown action or tool, naming the field', async () => {
+    const bad = await local.post('/runs', { goal: 'x', mode: 'single', approvals: { rules: [{ tool: 'write_file', action: 'maybe' }] } });
+    expect(bad).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.rules.0.action' }] } } });
+  });
+});
+
 describe('a reviewer who edits or explains', () => {
   it('approves with an edited input: the edited file is written and not the original, and the model is told', async () => {
     const tag = local.book.add('edit', { turn: use(['toolu_w', 'write_file', { path: 'secrets.txt', content: 'token=abc' }]) }, { turn: say('Done.') });

@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   type Approval,
+  type ApprovalRule,
   ApprovalAlreadyDecided,
   ApprovalDecided,
   ApprovalNotFound,
@@ -12,6 +14,7 @@ import {
   decisionsOf,
   denialMessage,
   requestApproval,
+  ruleFor,
   settleApproval,
   waitingFor,
 } from '../../functions/core/approvals.js';
@@ -367,5 +370,74 @@ describe('decisionsOf and waitingFor', () => {
       { toolUseId: 'w0', name: 'write_file', input: {}, requestedAt: '2026-01-01T00:00:04.000Z' },
       { toolUseId: 'w2', name: 'write_file', input: '{"path":…', inputTruncated: true, requestedAt: '2026-01-01T00:00:05.000Z' },
     ]);
+  });
+});
+
+describe('approval rules', () => {
+  const tool = fc.constantFrom('write_file', 'edit_file', 'calculator');
+  const rule = fc.record(
+    { tool, input: fc.dictionary(fc.constantFrom('path', 'content'), fc.constantFrom('notes/**', '*.md', '**', 'src/*.ts', 'a?.md'), { maxKeys: 2 }), action: fc.constantFrom('approve', 'deny', 'ask') },
+    { requiredKeys: ['tool', 'action'] },
+  ) as fc.Arbitrary<ApprovalRule>;
+  const aCall = fc.record({ name: tool, input: fc.record({ path: fc.constantFrom('notes/a.md', 'notes/x/y.md', 'a.md', 'ab.md', 'src/x.ts', 'src/x/y.ts', '.env') }, { requiredKeys: [] }) });
+  const policy = fc.record({ tools: fc.subarray(['write_file', 'edit_file', 'calculator']), rules: fc.array(rule, { maxLength: 6 }) });
+  const matches = (r: ApprovalRule, c: { name: string; input: unknown }) => ruleFor({ tools: [], rules: [r] }, c).index === 0;
+
+  it('decides every call exactly once: the first rule that matches, else ask for a gated tool and approve for another', () => {
+    fc.assert(
+      fc.property(policy, aCall, (p, c) => {
+        const got = ruleFor(p, c);
+        expect(['approve', 'deny', 'ask']).toContain(got.action);
+        const first = p.rules.findIndex((r) => matches(r, c));
+        if (first >= 0) expect(got).toEqual({ action: p.rules[first]?.action, index: first });
+        else expect(got).toEqual({ action: p.tools.includes(c.name) ? 'ask' : 'approve' });
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('is unchanged by rules added after the one that matched, or before it when they do not match', () => {
+    fc.assert(
+      fc.property(policy, aCall, fc.array(rule, { maxLength: 3 }), (p, c, more) => {
+        const got = ruleFor(p, c);
+        if (got.index === undefined) return;
+        expect(ruleFor({ ...p, rules: [...p.rules, ...more] }, c)).toEqual(got);
+        const misses = more.filter((r) => !matches(r, c));
+        expect(ruleFor({ ...p, rules: [...misses, ...p.rules] }, c)).toEqual({ action: got.action, index: got.index + misses.length });
+      }),
+    );
+  });
+
+  it.each([
+    ['notes/**', 'notes/a.md', true],
+    ['notes/**', 'notes/x/y.md', true],
+    ['notes/**', 'a.md', false],
+    ['notes/**', 'notesx/a.md', false],
+    ['*.md', 'a.md', true],
+    ['*.md', 'notes/a.md', false],
+    ['a?.md', 'ab.md', true],
+    ['**', '.env', true],
+  ])('matches %s against %s: %s', (glob, path, expected) => {
+    expect(matches({ tool: 'write_file', input: { path: glob }, action: 'approve' }, { name: 'write_file', input: { path } })).toBe(expected);
+  });
+
+  it('matches nothing against a field the call lacks, or a field that is not text', () => {
+    const r: ApprovalRule = { tool: 'calculator', input: { a: '**' }, action: 'deny' };
+    expect(matches(r, { name: 'calculator', input: { operation: 'add', b: 1 } })).toBe(false);
+    expect(matches(r, { name: 'calculator', input: { operation: 'add', a: 1, b: 1 } })).toBe(false);
+  });
+
+  it('decides a call a rule approves or denies at once, recorded as that rule\'s, and leaves an asked one waiting', async () => {
+    const { deps, approvals } = await gatedCore(
+      use(['toolu_w', 'write_file', { path: 'notes/a.md', content: 'A' }], ['toolu_x', 'write_file', { path: 'b.md', content: 'B' }]),
+    );
+    approvals.rules.set('run-1', [
+      { tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' },
+      { tool: 'write_file', input: { path: 'secret/**' }, action: 'deny' },
+    ]);
+    expect(await requestApproval({ step: 'request', ...call }, deps)).toEqual({ decided: true });
+    expect(await approvals.get('run-1', 'toolu_w')).toMatchObject({ decision: 'approve', decidedBy: 'rule:0' });
+    expect(await requestApproval({ step: 'request', ...call, toolUseId: 'toolu_x' }, deps)).toMatchObject({ decided: false });
+    expect((await approvals.get('run-1', 'toolu_x'))?.decision).toBeUndefined();
   });
 });
