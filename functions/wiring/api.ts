@@ -23,7 +23,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     approvals: wiring.approvals,
     tokens: new SfnTaskTokens(sfn),
     events: wiring.events,
-    // No limit unless set: deployed, the stream function's (docs/ARCHITECTURE.md, "The live stream, deployed").
+    // Unset, a stream lasts the reader's default (14 minutes); the stack sets it on the stream function (docs/ARCHITECTURE.md, "The live stream, deployed").
     ...(wiring.env.STEPWISE_STREAM_MAX_SECONDS ? { stream: { maxDurationMs: wiring.env.STEPWISE_STREAM_MAX_SECONDS * 1000 } } : {}),
   };
 }

@@ -135,7 +135,7 @@ export const Env = z.object({
   /**
    * The longest one event stream stays open, in seconds (stream function): it then ends cleanly
    * and the client resumes from its last cursor. Deployed, a minute below the function's
-   * 15-minute timeout; no limit when unset (the local server).
+   * 15-minute timeout; unset, the reader's default of 14 minutes (the local server).
    */
   STEPWISE_STREAM_MAX_SECONDS: z.coerce.number().int().positive().optional(),
   /**

@@ -89,37 +89,6 @@ describe('GET /runs/{runId}/events', () => {
   });
 });
 
-describe('the event stream behind API Gateway\'s HTTP API (a Lambda answer, whole)', () => {
-  const request = (path: string, headers: Record<string, string> = {}) => ({
-    version: '2.0',
-    routeKey: `GET ${path}`,
-    rawPath: path,
-    rawQueryString: '',
-    headers: { host: 'api.example.com', ...headers },
-    requestContext: { http: { method: 'GET', path, sourceIp: '127.0.0.1', userAgent: 'test' }, requestId: 'r', stage: '$default', domainName: 'api.example.com' },
-    isBase64Encoded: false,
-  });
-
-  it('answers what happened within the longest duration as text, ending with the cursor to resume from', async () => {
-    const api = memoryApi();
-    const runId = await finishedRun(api);
-    const { handle } = await import('hono/aws-lambda');
-    const lambda = handle(api.app);
-    // API Gateway decodes a base64 body before it answers the client.
-    const text = (answer: unknown) => {
-      const { body, isBase64Encoded } = answer as { body: string; isBase64Encoded: boolean };
-      return isBase64Encoded ? Buffer.from(body, 'base64').toString('utf8') : body;
-    };
-    const whole = await lambda(request(`/runs/${runId}/events`, alice) as never, {} as never);
-    expect((whole as { statusCode: number }).statusCode).toBe(200);
-    expect(eventsOf(parseSse(text(whole))).at(-1)?.event.type).toBe(EventType.RUN_FINISHED);
-
-    const { body } = await api.request('POST', '/runs', { goal: 'Wait.', mode: 'single' }, alice);
-    const waiting = await lambda(request(`/runs/${String(body.runId)}/events`, alice) as never, {} as never);
-    expect(parseSse(text(waiting)).at(-1)).toEqual({ comment: 'the stream ends after 0 s; resume with Last-Event-ID: single.o.0' });
-  });
-});
-
 describe('POST /agui', () => {
   const input = (extra: Record<string, unknown> = {}) => ({
     threadId: 'thread-1',
