@@ -148,15 +148,29 @@ export const WaitingFor = z
   .meta({ id: 'WaitingFor', description: 'A tool call waiting for a reviewer’s decision.' });
 export type WaitingFor = z.infer<typeof WaitingFor>;
 
+/** What a decision says besides approve or deny, as every view of it shows it (`notesOf`). */
+const decisionNotes = {
+  reason: z.string().optional(),
+  message: z.string().optional(),
+  edited: z.boolean().optional(),
+};
+
+/** A decision's reason, message and whether it edited the input, as the views show them. */
+export function notesOf(approval: Pick<Approval, 'reason' | 'message' | 'editedInput'>): { reason?: string; message?: string; edited?: true } {
+  return {
+    ...(approval.reason ? { reason: approval.reason } : {}),
+    ...(approval.message ? { message: approval.message } : {}),
+    ...(approval.editedInput ? { edited: true as const } : {}),
+  };
+}
+
 /** What `POST /runs/{runId}/approvals/{toolUseId}` answers. */
 export const DecisionRecorded = z
   .object({
     runId: z.string(),
     toolUseId: z.string(),
     decision: Decision,
-    reason: z.string().optional(),
-    message: z.string().optional(),
-    edited: z.boolean().optional(),
+    ...decisionNotes,
     decidedAt: z.string(),
     decidedBy: z.string(),
   })
@@ -365,9 +379,7 @@ export async function decideApproval(
     runId: run.runId,
     toolUseId,
     decision: body.decision,
-    ...(approval.reason ? { reason: approval.reason } : {}),
-    ...(approval.message ? { message: approval.message } : {}),
-    ...(approval.editedInput ? { edited: true } : {}),
+    ...notesOf(approval),
     decidedAt: approval.decidedAt ?? '',
     // Stryker disable next-line LogicalOperator: the store answers the decision as recorded, decidedBy included; the fallback only satisfies the type
     decidedBy: approval.decidedBy ?? decidedBy,
@@ -423,9 +435,7 @@ export const DecisionView = z
     toolUseId: z.string(),
     name: z.string(),
     decision: Decision,
-    reason: z.string().optional(),
-    message: z.string().optional(),
-    edited: z.boolean().optional(),
+    ...decisionNotes,
     decidedAt: z.string(),
     decidedBy: z.string(),
   })
@@ -441,9 +451,7 @@ export function decisionsOf(approvals: Approval[]): DecisionView[] {
       toolUseId: a.toolUseId,
       name: a.name,
       decision: a.decision,
-      ...(a.reason ? { reason: a.reason } : {}),
-      ...(a.message ? { message: a.message } : {}),
-      ...(a.editedInput ? { edited: true } : {}),
+      ...notesOf(a),
       decidedAt: a.decidedAt ?? '',
       decidedBy: a.decidedBy ?? 'reviewer',
     }));

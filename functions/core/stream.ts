@@ -23,7 +23,7 @@ import {
   type ToolCallEndEvent,
   type ToolCallStartEvent,
 } from '@ag-ui/core';
-import type { Approval } from './approvals.js';
+import { type Approval, notesOf } from './approvals.js';
 import { completeJson } from './json-prefix.js';
 import type { LiveAttempt } from './live.js';
 import { type ContentBlock, type Role, type ToolResultBlock, isText, isToolUse, toolUses } from './messages.js';
@@ -615,16 +615,13 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
   return undefined;
 }
 
-/** A decision as the stream shows it (fields a newer record may carry included when present). */
+/** A decision as the stream shows it. */
 function decided(approval: Approval): Record<string, unknown> {
-  const extra = approval as Approval & { message?: unknown; edited?: unknown; editedInput?: unknown };
   return {
     toolCallId: approval.toolUseId,
     decision: approval.decision,
     decidedBy: approval.decidedBy ?? 'reviewer',
     ...(approval.decidedAt ? { decidedAt: approval.decidedAt } : {}),
-    ...(approval.reason ? { reason: approval.reason } : {}),
-    ...(typeof extra.message === 'string' ? { message: extra.message } : {}),
-    ...(extra.edited === true || extra.editedInput !== undefined ? { edited: true } : {}),
+    ...notesOf(approval),
   };
 }
