@@ -82,27 +82,21 @@ export class StepwiseConsole extends Construct {
     });
 
     const connect = props.signIn.type === 'oidc' ? props.signIn.connectOrigins : [];
-    const pageHeaders = new cloudfront.ResponseHeadersPolicy(this, 'PageHeaders', {
-      comment: 'Stepwise console: CSP and security headers.',
-      securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: consoleCsp({ connect }), override: true },
-        contentTypeOptions: { override: true },
-        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
-        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
-        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true },
-      },
-    });
-    // API answers (workspace files among them) are data: nothing in them may run or be framed.
-    const apiHeaders = new cloudfront.ResponseHeadersPolicy(this, 'ApiHeaders', {
-      comment: 'Stepwise API behind the console: data only.',
-      securityHeadersBehavior: {
-        contentSecurityPolicy: { contentSecurityPolicy: "default-src 'none'; frame-ancestors 'none'; sandbox", override: true },
-        contentTypeOptions: { override: true },
-        frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
-        referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
-        strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true },
-      },
-    });
+    // The page and the API answers get the same security headers but their own CSP: API answers
+    // (workspace files among them) are data, nothing in them may run or be framed.
+    const headers = (id: string, comment: string, csp: string) =>
+      new cloudfront.ResponseHeadersPolicy(this, id, {
+        comment,
+        securityHeadersBehavior: {
+          contentSecurityPolicy: { contentSecurityPolicy: csp, override: true },
+          contentTypeOptions: { override: true },
+          frameOptions: { frameOption: cloudfront.HeadersFrameOption.DENY, override: true },
+          referrerPolicy: { referrerPolicy: cloudfront.HeadersReferrerPolicy.NO_REFERRER, override: true },
+          strictTransportSecurity: { accessControlMaxAge: Duration.days(365), includeSubdomains: true, override: true },
+        },
+      });
+    const pageHeaders = headers('PageHeaders', 'Stepwise console: CSP and security headers.', consoleCsp({ connect }));
+    const apiHeaders = headers('ApiHeaders', 'Stepwise API behind the console: data only.', "default-src 'none'; frame-ancestors 'none'; sandbox");
 
     // Any console path that is not a file is the page (it routes itself); `/` and `/console` lead to it.
     const pages = new cloudfront.Function(this, 'Pages', {
