@@ -15,6 +15,7 @@ import { type AgentName } from '../core/names.js';
 import { type ForkCopies, forkBody, forkRun } from '../core/fork.js';
 import { ClientRunId, type IntakeDeps, cancelRun, createRun, createRunBody } from '../core/intake.js';
 import type { Run, RunStore } from '../core/runs.js';
+import type { ToolCatalogStore } from '../core/tools/external.js';
 import { FileTooLarge, PathRejected, type Workspace, WorkspaceRefused } from '../core/workspace.js';
 import type { Authenticate } from './callers.js';
 import { AguiRunInput, EventsHeaders, EventsQuery, type StreamDeps, answerStream, eventStream, runBodyOf } from './stream.js';
@@ -45,6 +46,8 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   approvals: ApprovalStore;
   /** Wakes a run that waits for a decision. */
   tokens: TaskTokens;
+  /** Runs' external tool catalogs: the schemas a reviewer's edited input of an MCP or Lambda tool is checked against. */
+  catalogs?: Pick<ToolCatalogStore, 'getCatalog'>;
   /** Who is calling: read once per request, before any run is looked at. */
   authenticate: Authenticate;
   /** Deployment settings of who may do what (`separateReviewer`). */
@@ -173,8 +176,8 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
       middleware: [jsonBody] as const,
       request: {
         headers: z.object({ 'Idempotency-Key': IdempotencyKey.optional() }),
-        // The deployment's list of models (STEPWISE_ALLOWED_MODELS) is part of the body's schema.
-        body: { required: true, content: json(createRunBody(deps.allowedModels)) },
+        // The deployment's list of models (STEPWISE_ALLOWED_MODELS) and its tools are part of the body's schema.
+        body: { required: true, content: json(createRunBody(deps)) },
       },
       responses: {
         202: { description: 'Accepted.', content: json(Accepted) },
@@ -296,7 +299,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
         params: runParams,
         headers: z.object({ 'Idempotency-Key': IdempotencyKey.optional() }),
         // The deployment's list of models (STEPWISE_ALLOWED_MODELS) is part of the body's schema.
-        body: { required: true, content: json(forkBody(deps.allowedModels)) },
+        body: { required: true, content: json(forkBody(deps)) },
       },
       responses: {
         202: { description: 'The fork was created (or already existed) and is on its way.', content: json(Accepted) },
@@ -380,7 +383,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
     async (c) => {
       const input = c.req.valid('json');
       const runId = ClientRunId.safeParse(input.runId).success ? input.runId : undefined;
-      const started = await createRun(runBodyOf(input, deps.allowedModels), deps, { caller: c.var.caller, ...(runId ? { runId } : {}) });
+      const started = await createRun(runBodyOf(input, deps), deps, { caller: c.var.caller, ...(runId ? { runId } : {}) });
       const run = await deps.runs.get(started.runId);
       if (!run) throw new Error(`Run ${started.runId} vanished after it was created.`);
       return answerStream(c, run, undefined, deps);

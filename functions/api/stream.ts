@@ -7,7 +7,7 @@ import { EventEncoder } from '@ag-ui/encoder';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as z from 'zod';
-import { type CreateRunBody, createRunBody } from '../core/intake.js';
+import { type CreateRunBody, type RunRequestRules, createRunBody } from '../core/intake.js';
 import type { Run } from '../core/runs.js';
 import { type FollowSettings, type RunEventSources, RunEventReader, defaultFollowSettings, followRun } from '../core/stream-reader.js';
 import { ApiError, type ErrorLog, type Issue } from './errors.js';
@@ -57,10 +57,10 @@ export type AguiRunInput = z.infer<typeof AguiRunInput>;
  * The `POST /runs` body an AG-UI turn asks for: the last user message is the goal, the thread
  * is the session, `forwardedProps.stepwise` carries the other fields; the mode is single.
  */
-export function runBodyOf(input: AguiRunInput, allowedModels?: readonly string[]): CreateRunBody {
+export function runBodyOf(input: AguiRunInput, rules: RunRequestRules = {}): CreateRunBody {
   const stepwise = input.forwardedProps?.stepwise ?? {};
   const goal = lastUserText(input.messages);
-  const parsed = createRunBody(allowedModels).safeParse({ ...stepwise, mode: 'single', goal, sessionId: input.threadId });
+  const parsed = createRunBody(rules).safeParse({ ...stepwise, mode: 'single', goal, sessionId: input.threadId });
   if (parsed.success) return parsed.data;
   const where = (path: PropertyKey[]) => {
     const [field] = path;

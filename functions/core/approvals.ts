@@ -12,45 +12,87 @@ import { minimatch } from 'minimatch';
 import * as z from 'zod';
 import { agentProfile } from './agents.js';
 import { type ConversationStore, loadCall } from './conversation.js';
-import { AgentName, ToolName, toolNames } from './names.js';
+import { errorIssues, validatorOf } from './json-schema.js';
+import { AgentName, toolNames } from './names.js';
 import { StepStateInvalid, StepwiseError } from './errors.js';
+import { type ExternalToolNames, type ToolCatalogStore, isExternalToolName, mcpSeparator, noExternalTools, toolNamePattern } from './tools/external.js';
 
 /** What to do with a call a rule matches. */
 export const RuleAction = z.enum(['approve', 'deny', 'ask']);
 export type RuleAction = z.infer<typeof RuleAction>;
 
 /**
- * One approval rule: the calls of `tool` whose input fields each match their glob (`*` within a
- * path segment, `**` across segments, `?` one character; a field the call lacks matches nothing).
+ * Whether a policy may name a tool: a built-in tool, or one of the deployment's external tools
+ * (`<server>__<tool>` of a configured MCP server, a configured Lambda tool).
  */
-export const ApprovalRule = z
-  .object({
-    tool: ToolName,
-    input: z.record(z.string().min(1).max(100), z.string().min(1).max(500)).optional(),
-    action: RuleAction,
-  })
-  .strict();
-export type ApprovalRule = z.infer<typeof ApprovalRule>;
+export function approvableTool(external: ExternalToolNames = noExternalTools): (name: string) => boolean {
+  return (name) => toolNames.includes(name) || isExternalToolName(external, name);
+}
 
-/** Which tools need a reviewer's approval before they run (`POST /runs` `approvals`, and the run record). */
-export const ApprovalPolicy = z
-  .object({
-    tools: z
-      .array(ToolName)
-      .max(toolNames.length * 2)
-      .default([])
-      .meta({ description: 'Tools whose calls wait for a reviewer; added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
-    rules: z
-      .array(ApprovalRule)
-      .max(50)
-      .optional()
-      .meta({
-        description: 'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs.',
-        example: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }],
-      }),
-  })
-  .strict();
+/** The tools a policy may name in a deployment, as a refusal lists them: `calculator, …, docs__<tool>, word_count`. */
+export function approvableToolsText(external: ExternalToolNames = noExternalTools): string {
+  return [...toolNames, ...external.mcpServers.map((server) => `${server}${mcpSeparator}<tool>`), ...external.lambdaTools].join(', ');
+}
+
+/**
+ * A tool a policy names, as the model calls it. With `external`, only the tools the deployment
+ * has (a request: a name it does not have would never match a call, and the call would run
+ * ungated); without it, any tool name (a stored policy, checked when its run was made).
+ */
+function policyToolName(external?: ExternalToolNames) {
+  const name = z
+    .string()
+    .regex(toolNamePattern, { abort: true, error: 'must be a tool name (^[a-zA-Z0-9_-]{1,64}$)' })
+    .meta({ description: 'A built-in tool, `<server>__<tool>` of a configured MCP server, or a configured Lambda tool.' });
+  if (!external) return name;
+  const known = approvableTool(external);
+  return name.refine(known, { error: (issue) => `unknown tool ${JSON.stringify(issue.input)}; this deployment has ${approvableToolsText(external)}` });
+}
+
+/** The most tools one policy gates: every built-in tool, and room for external ones. */
+const maxPolicyTools = 100;
+
+/**
+ * An approval policy: which tools need a reviewer's approval before they run, and rules that
+ * decide some calls at once (`POST /runs` `approvals`, and the run record). `external` are the
+ * deployment's external tools, for a request; a stored policy takes any tool name.
+ */
+export function approvalPolicy(external?: ExternalToolNames) {
+  const tool = policyToolName(external);
+  /**
+   * One approval rule: the calls of `tool` whose input fields each match their glob (`*` within a
+   * path segment, `**` across segments, `?` one character; a field the call lacks matches nothing).
+   */
+  const rule = z
+    .object({
+      tool,
+      input: z.record(z.string().min(1).max(100), z.string().min(1).max(500)).optional(),
+      action: RuleAction,
+    })
+    .strict();
+  return z
+    .object({
+      tools: z
+        .array(tool)
+        .max(maxPolicyTools)
+        .default([])
+        .meta({ description: 'Tools whose calls wait for a reviewer; added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
+      rules: z
+        .array(rule)
+        .max(50)
+        .optional()
+        .meta({
+          description: 'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs.',
+          example: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }],
+        }),
+    })
+    .strict();
+}
+
+/** A stored approval policy (the run record): any tool names, checked when the run was made. */
+export const ApprovalPolicy = approvalPolicy();
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
+export type ApprovalRule = NonNullable<ApprovalPolicy['rules']>[number];
 
 /** The tools a policy may stop: those it gates and those its rules name. */
 export function policyTools(policy: Pick<ApprovalPolicy, 'tools' | 'rules'>): string[] {
@@ -73,10 +115,13 @@ export function ruleFor(policy: Pick<ApprovalPolicy, 'tools' | 'rules'>, call: {
   return { action: policy.tools.includes(call.name) ? 'ask' : 'approve' };
 }
 
-/** The tools a run gates: the deployment's list and the run's own, each once, in a stable order. */
+/**
+ * The tools a run gates: the deployment's list and the run's own, each once, in a stable order:
+ * the built-in tools in their order, then external tools by name.
+ */
 export function gatedTools(deployment: readonly string[], requested: readonly string[] = []): string[] {
   const wanted = new Set([...deployment, ...requested]);
-  return toolNames.filter((name) => wanted.has(name));
+  return [...toolNames.filter((name) => wanted.has(name)), ...[...wanted].filter((name) => !toolNames.includes(name)).sort()];
 }
 
 export const Decision = z.enum(['approve', 'deny']);
@@ -214,16 +259,33 @@ function invalidEdit(issues: { path: string; message: string }[]): InvalidEdited
 }
 
 /**
- * Checks an edited input against the tool's own zod schema (the one the model's JSON Schema is
- * made from): the input as parsed, or `InvalidEditedInput` naming the fields. Only built-in tools
- * can be gated today, so only their inputs can be edited.
+ * Checks an edited input against the tool's own schema: a built-in tool's zod schema (the one the
+ * model's JSON Schema is made from), or the JSON Schema of an external tool as the run's catalog
+ * lists it (what the model was offered). The input as parsed, or `InvalidEditedInput` naming the
+ * fields; an input no schema can check is refused, never run unchecked.
  */
-export function checkEditedInput(approval: Pick<Approval, 'agent' | 'name'>, input: Record<string, unknown>): Record<string, unknown> {
+export async function checkEditedInput(
+  approval: Pick<Approval, 'runId' | 'agent' | 'name'>,
+  input: Record<string, unknown>,
+  catalogs?: Pick<ToolCatalogStore, 'getCatalog'>,
+): Promise<Record<string, unknown>> {
   const tool = agentProfile(approval.agent).tools.get(approval.name);
-  if (!tool) throw invalidEdit([{ path: 'input', message: `${approval.name} is not a built-in tool; its input cannot be edited` }]);
-  const parsed = tool.input.safeParse(input);
-  if (!parsed.success) throw invalidEdit(parsed.error.issues.map((i) => ({ path: ['input', ...i.path].join('.'), message: i.message })));
-  return parsed.data as Record<string, unknown>;
+  if (tool) {
+    const parsed = tool.input.safeParse(input);
+    if (!parsed.success) throw invalidEdit(parsed.error.issues.map((i) => ({ path: ['input', ...i.path].join('.'), message: i.message })));
+    return parsed.data as Record<string, unknown>;
+  }
+  const catalog = await catalogs?.getCatalog(approval.runId);
+  const external = catalog?.tools.find((t) => t.name === approval.name && t.agents.includes(approval.agent));
+  if (!external) throw invalidEdit([{ path: 'input', message: `${approval.name} is not a tool this run offers; its input cannot be edited` }]);
+  let validate;
+  try {
+    validate = validatorOf(external.inputSchema);
+  } catch {
+    throw invalidEdit([{ path: 'input', message: `the input schema of ${approval.name} cannot be checked here, so its input cannot be edited` }]);
+  }
+  if (!validate(input)) throw invalidEdit(errorIssues(validate.errors ?? [], 'input'));
+  return input;
 }
 
 /** Wakes a state machine task that waits on a token (Step Functions `SendTaskSuccess`). */
@@ -349,7 +411,13 @@ export async function decideApproval(
   toolUseId: string,
   body: DecisionBody,
   decidedBy: string,
-  deps: { approvals: ApprovalStore; tokens: TaskTokens; clock?: () => Date },
+  deps: {
+    approvals: ApprovalStore;
+    tokens: TaskTokens;
+    /** Runs' external tool catalogs, whose input schemas check an edited input of an MCP or Lambda tool. */
+    catalogs?: Pick<ToolCatalogStore, 'getCatalog'>;
+    clock?: () => Date;
+  },
 ): Promise<DecisionRecorded> {
   if (run.status !== 'running') {
     throw new RunNotRunning(`Run ${run.runId} is ${run.status}; approvals can be decided only while it runs.`);
@@ -362,7 +430,7 @@ export async function decideApproval(
     throw alreadyDecided(existing);
   }
   let editedInput: Record<string, unknown> | undefined;
-  if (body.input !== undefined) editedInput = checkEditedInput(existing, body.input);
+  if (body.input !== undefined) editedInput = await checkEditedInput(existing, body.input, deps.catalogs);
   const { recorded, approval } = await deps.approvals.decide(run.runId, toolUseId, {
     decision: body.decision,
     decidedAt: now(deps.clock),

@@ -9,7 +9,7 @@ import * as z from 'zod';
 import type { Caller } from './callers.js';
 import { type Conversation, type StoredMessage, conversationIdOf } from './conversation.js';
 import { StepwiseError } from './errors.js';
-import { type IntakeDeps, createRun, runRequestFields } from './intake.js';
+import { type IntakeDeps, type RunRequestRules, createRun, runRequestFields } from './intake.js';
 import { isText } from './messages.js';
 import { AgentName } from './names.js';
 import type { ForkedFrom, Run } from './runs.js';
@@ -25,8 +25,8 @@ export const maxForkFiles = 1_000;
 export const maxForkItems = 5_000;
 
 /** The body of `POST /runs/{runId}/fork`, with the deployment's list of models applied when it has one. */
-export function forkBody(allowedModels?: readonly string[]) {
-  const fields = runRequestFields(allowedModels);
+export function forkBody(rules: RunRequestRules = {}) {
+  const fields = runRequestFields(rules);
   return z
     .object({
       fromSeq: z

@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import * as z from 'zod';
-import { ApprovalPolicy, gatedTools } from './approvals.js';
+import { approvalPolicy, gatedTools } from './approvals.js';
 import { Budget, BudgetExceeded, type BudgetSettings, type SpendStore, dailyBudgetSpent, dayOf, runBudget } from './budgets.js';
 import { type Caller, Forbidden, Owner, TooManyRuns, callerFromEvent, ownerKey, owns } from './callers.js';
 import { conversationIdOf } from './conversation.js';
@@ -12,6 +12,7 @@ import { StepwiseError, messageOf } from './errors.js';
 import { zeroUsage } from './messages.js';
 import { OutputRequest } from './output.js';
 import type { ForkedFrom, Run, RunStore } from './runs.js';
+import { type ExternalToolNames, noExternalTools } from './tools/external.js';
 
 export const maxGoalChars = 100_000;
 export const defaultMaxIterations = 25;
@@ -26,8 +27,11 @@ function modelField(allowed?: readonly string[]) {
     .optional();
 }
 
+/** What a deployment lets a run request name, beyond the fields' own rules: its models and its external tools. */
+export type RunRequestRules = Pick<IntakeDeps, 'allowedModels' | 'externalToolNames'>;
+
 /** The fields of a run request, as `POST /runs` and the fork route validate them. */
-export function runRequestFields(allowedModels?: readonly string[]) {
+export function runRequestFields({ allowedModels, externalToolNames }: RunRequestRules = {}) {
   return {
     goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
     mode: z.enum(['single', 'multi']).default('multi'),
@@ -37,7 +41,8 @@ export function runRequestFields(allowedModels?: readonly string[]) {
       .optional(),
     maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
     model: modelField(allowedModels),
-    approvals: ApprovalPolicy.optional(),
+    // A policy may name the deployment's tools only: a name it does not have would leave calls ungated.
+    approvals: approvalPolicy(externalToolNames ?? noExternalTools).optional(),
     budget: Budget.optional(),
     output: OutputRequest.optional(),
   };
@@ -48,12 +53,12 @@ const sessionsAreSingle = {
   params: { path: ['sessionId'], message: 'sessions continue single-mode conversations; use mode "single" with a sessionId' },
 };
 
-/** The body of `POST /runs`, with the deployment's list of models applied when it has one. */
-export function createRunBody(allowedModels?: readonly string[]) {
-  return z.object(runRequestFields(allowedModels)).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
+/** The body of `POST /runs`, with the deployment's list of models applied when it has one, and its tools. */
+export function createRunBody(rules: RunRequestRules = {}) {
+  return z.object(runRequestFields(rules)).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
 }
 
-/** The body of `POST /runs`, any model allowed (the OpenAPI document's schema). */
+/** The body of `POST /runs`, any model allowed, the built-in tools only (the body's type). */
 export const CreateRunBody = createRunBody();
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
@@ -61,10 +66,10 @@ export type CreateRunBody = z.infer<typeof CreateRunBody>;
 export const ClientRunId = z.string().regex(/^[A-Za-z0-9_-]{1,56}$/, 'must be 1-56 letters, digits, "_" or "-"');
 
 /** The detail of a `Stepwise Run Requested` event: the `POST /runs` body plus an optional client run id. */
-export function runRequestedDetail(allowedModels?: readonly string[]) {
+export function runRequestedDetail(rules: RunRequestRules = {}) {
   return z
     .object({
-      ...runRequestFields(allowedModels),
+      ...runRequestFields(rules),
       runId: ClientRunId.optional(),
       /** The caller a trusted source starts the run for; it then owns the run. */
       onBehalfOf: Owner.strict().optional(),
@@ -146,6 +151,8 @@ export interface IntakeDeps {
   sessions?: SessionLocks;
   /** Tools that need a reviewer's approval in every run of this deployment; a run may add more. */
   approvalTools?: readonly string[];
+  /** The deployment's MCP servers and Lambda tools, which approval policies may name besides the built-in tools; none when absent. */
+  externalToolNames?: ExternalToolNames;
   /** The models a run may ask for; any when absent. Checked where bodies are validated. */
   allowedModels?: readonly string[];
   /** The most runs one principal may have running at once; no limit when absent. */
@@ -347,7 +354,7 @@ export type IntakeOutcome = { accepted: true; runId: string } | { accepted: fals
  */
 export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLetters: DeadLetters }): Promise<IntakeOutcome> {
   const envelope = z.object({ 'detail-type': z.literal(runRequestedDetailType), detail: z.unknown() }).safeParse(event);
-  const detail = envelope.success ? runRequestedDetail(deps.allowedModels).safeParse(envelope.data.detail) : undefined;
+  const detail = envelope.success ? runRequestedDetail(deps).safeParse(envelope.data.detail) : undefined;
   // Stryker disable next-line OptionalChaining: detail is parsed whenever the envelope was
   if (!envelope.success || !detail?.success) {
     // Stryker disable next-line OptionalChaining: detail is parsed whenever the envelope was

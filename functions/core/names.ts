@@ -16,5 +16,3 @@ export const builtinTools: readonly Tool[] = [calculator, readFile, writeFile, l
 
 /** Every tool an agent may call, by name. */
 export const toolNames: readonly string[] = [...builtinTools.map((tool) => tool.name), finishPlan.name];
-
-export const ToolName = z.enum(toolNames as [string, ...string[]]);

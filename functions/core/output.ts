@@ -7,8 +7,8 @@
  * turn structure the loop already handles. An invalid answer goes back to the model as a tool
  * error naming each problem; a turn that ends without the tool gets a message asking for it.
  */
-import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
 import * as z from 'zod';
+import { describeErrors, validatorOf } from './json-schema.js';
 import type { ToolSpec } from './model.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from './messages.js';
 import type { AgentName } from './names.js';
@@ -24,44 +24,6 @@ export const outputLimits = { schemaBytes: 16 * 1024, answerBytes: 64 * 1024 };
 export const finalAnswerTool = 'final_answer';
 
 const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
-
-/**
- * A fresh validator per schema: Ajv keeps every schema it compiled (and refuses a second one
- * with the same `$id`), so one shared instance would grow with every run a function serves.
- * `format` is an annotation, as JSON Schema 2020-12 has it by default, and unknown keywords are
- * allowed, as the specification allows them. A `$schema` naming another draft is dropped, as for
- * Lambda tools' schemas (`adapters/tools/lambda.ts`): the keywords an answer's schema uses mean
- * the same in draft-07.
- */
-function compile(schema: Record<string, unknown>): ValidateFunction {
-  const { $schema: _dialect, ...rest } = schema;
-  return new Ajv2020({ strict: false, allErrors: true, validateFormats: false, logger: false }).compile(rest);
-}
-
-/** Ajv's errors as one line a model can act on: `/path: problem; /path: problem`. */
-function describeErrors(errors: readonly ErrorObject[]): string {
-  return errors
-    .slice(0, 20)
-    .map((e) => {
-      const extra = e.keyword === 'additionalProperties' ? ` (${String((e.params as { additionalProperty?: unknown }).additionalProperty)})` : '';
-      return `${e.instancePath || '(answer)'}: ${e.message ?? e.keyword}${extra}`;
-    })
-    .join('; ');
-}
-
-const compiled = new Map<string, ValidateFunction>();
-
-/** The validator of a schema, compiled once per warm function (a few schemas kept). */
-function validatorOf(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = compiled.get(key);
-  if (!validate) {
-    validate = compile(schema);
-    if (compiled.size >= 16) compiled.delete(compiled.keys().next().value ?? '');
-    compiled.set(key, validate);
-  }
-  return validate;
-}
 
 /** What is wrong with a caller's schema, one line a problem; empty when it will do. */
 export function schemaProblems(schema: Record<string, unknown>): string[] {
@@ -147,7 +109,7 @@ export function checkAnswer(calls: readonly ToolUseBlock[], schema: Record<strin
     }
     const validate = validatorOf(schema);
     if (!validate(call.input)) {
-      refuse(`Not accepted: the answer does not match the schema. ${describeErrors(validate.errors ?? [])}. Fix these and call final_answer again.`);
+      refuse(`Not accepted: the answer does not match the schema. ${describeErrors(validate.errors ?? [], '(answer)')}. Fix these and call final_answer again.`);
       return;
     }
     check.results.push({ index, result: toolResult(call.id, 'Accepted: this is the final answer of the run.'), ran: true });

@@ -21,6 +21,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     forks: wiring.forks,
     fileLinks: presignedLinks(awsClients(wiring.env).s3, wiring.env.STEPWISE_BUCKET),
     approvals: wiring.approvals,
+    catalogs: wiring.catalogs,
     tokens: new SfnTaskTokens(sfn),
     events: wiring.events,
     // Unset, a stream lasts the reader's default (14 minutes); the stack sets it on the stream function (docs/ARCHITECTURE.md, "The live stream, deployed").

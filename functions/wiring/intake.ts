@@ -5,7 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DeadLetters, IntakeDeps } from '../core/intake.js';
 import type { Run } from '../core/runs.js';
 import { SfnRunStarter, SqsDeadLetters } from '../adapters/aws/intake.js';
-import { type Env, type Wiring, localCredentials, sdkAttempts } from './wire.js';
+import { type Env, type Wiring, externalToolNamesOf, localCredentials, sdkAttempts } from './wire.js';
 
 /** The Step Functions client: the local endpoint when one is set. */
 export function sfnClient(env: Env): SFNClient {
@@ -34,6 +34,7 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
+    externalToolNames: externalToolNamesOf(wiring.env),
     trustedSources: wiring.env.STEPWISE_TRUSTED_SOURCES,
     budgets: wiring.budgets,
     spend: wiring.spend,

@@ -6,8 +6,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
-import { toolNames } from '../core/names.js';
-import type { ApprovalStore } from '../core/approvals.js';
+import { type ApprovalStore, approvableTool, approvableToolsText } from '../core/approvals.js';
 import type { BudgetSettings, SpendStore } from '../core/budgets.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction.js';
 import type { ConversationStore } from '../core/conversation.js';
@@ -17,7 +16,7 @@ import type { LiveText, LiveTextReader } from '../core/live.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
 import type { RunEventSources } from '../core/stream-reader.js';
-import { ExternalTools, type ToolSource } from '../core/tools/external.js';
+import { type ExternalToolNames, ExternalTools, type ToolCatalogStore, type ToolSource } from '../core/tools/external.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import type { Workspace } from '../core/workspace.js';
 import { BlobStore } from '../adapters/s3/blobs.js';
@@ -108,12 +107,18 @@ export const Env = z.object({
   STEPWISE_DEAD_LETTER_URL: z.string().optional(),
   /** Deployed tool function: the role it assumes, per run, with credentials narrowed to that run. */
   STEPWISE_WORKSPACE_ROLE_ARN: z.string().optional(),
-  /** Tools whose calls wait for a reviewer in every run, comma-separated (API and intake functions). */
-  STEPWISE_APPROVAL_TOOLS: z
-    .string()
-    .default('')
-    .transform((list) => list.split(',').map((name) => name.trim()).filter(Boolean))
-    .pipe(z.array(z.enum(toolNames as [string, ...string[]], { error: (issue) => `unknown tool ${JSON.stringify(issue.input)}; known: ${toolNames.join(', ')}` }))),
+  /**
+   * Tools whose calls wait for a reviewer in every run, comma-separated (API and intake functions):
+   * built-in tools and the external tools the next two variables name (checked below).
+   */
+  STEPWISE_APPROVAL_TOOLS: commaList,
+  /**
+   * The names of the configured MCP servers and Lambda tools, comma-separated (API and intake
+   * functions, which never call them, so are not told their URLs or functions): what approval
+   * policies may name besides the built-in tools.
+   */
+  STEPWISE_MCP_SERVER_NAMES: commaList,
+  STEPWISE_LAMBDA_TOOL_NAMES: commaList,
   /** How API callers are identified (API function): `iam` (SigV4, the caller's ARN) or `jwt` (API Gateway's JWT authorizer). */
   STEPWISE_AUTH: z.enum(['iam', 'jwt']).default('iam'),
   /** JWT mode: the claim that names a caller's tenant; no tenants when unset. */
@@ -148,8 +153,20 @@ export const Env = z.object({
   /** signed by a key of this set; by default the `jwks_uri` of the issuer's OpenID configuration. */
   STEPWISE_JWKS_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),
+}).superRefine((env, ctx) => {
+  // A tool the deployment does not have would gate nothing: refused, as at synth (never silently ungated).
+  const external = externalToolNamesOf(env);
+  const known = approvableTool(external);
+  for (const name of env.STEPWISE_APPROVAL_TOOLS.filter((tool) => !known(tool))) {
+    ctx.addIssue({ code: 'custom', path: ['STEPWISE_APPROVAL_TOOLS'], message: `unknown tool ${JSON.stringify(name)}; known: ${approvableToolsText(external)}` });
+  }
 });
 export type Env = z.infer<typeof Env>;
+
+/** The external tools the API and intake functions are told of, by name. */
+export function externalToolNamesOf(env: Pick<Env, 'STEPWISE_MCP_SERVER_NAMES' | 'STEPWISE_LAMBDA_TOOL_NAMES'>): ExternalToolNames {
+  return { mcpServers: env.STEPWISE_MCP_SERVER_NAMES, lambdaTools: env.STEPWISE_LAMBDA_TOOL_NAMES };
+}
 
 /** Parses the environment, naming every missing or malformed variable. */
 export function readEnv(source: Record<string, string | undefined>): Env {
@@ -218,6 +235,8 @@ export interface Wiring {
   events: RunEventSources;
   /** MCP and Lambda tools, when the function asked for them and some are configured. */
   externalTools?: ExternalTools;
+  /** Runs' external tool catalogs (the API checks a reviewer's edited input of an external tool against them). */
+  catalogs: ToolCatalogStore;
 }
 
 /**
@@ -240,14 +259,16 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
   const conversations = new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs });
   const sources = parts.externalTools?.(env) ?? [];
+  const catalogs = new DynamoToolCatalogStore(doc, env.STEPWISE_TABLE, blobs);
   const externalTools = sources.length
-    ? new ExternalTools(sources, new DynamoToolCatalogStore(doc, env.STEPWISE_TABLE, blobs), {
+    ? new ExternalTools(sources, catalogs, {
         log: (message, detail) => console.warn(JSON.stringify({ level: 'warn', message, ...detail })),
       })
     : undefined;
   const liveText = new DynamoLiveText(doc, env.STEPWISE_TABLE);
   return {
     ...(externalTools ? { externalTools } : {}),
+    catalogs,
     env,
     conversations,
     forks: {

@@ -40,6 +40,36 @@ export const McpServerConfig = z.strictObject({
 });
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
 
+/**
+ * A deployment's external tools by name, as approval policies name them: the MCP servers (whose
+ * tools are known only when a run lists them) and the Lambda tools. No URL, no function: what
+ * the API and intake functions are told, since they never call a tool.
+ */
+export interface ExternalToolNames {
+  readonly mcpServers: readonly string[];
+  readonly lambdaTools: readonly string[];
+}
+
+/** A deployment with no external tools. */
+export const noExternalTools: ExternalToolNames = { mcpServers: [], lambdaTools: [] };
+
+/** The names of a configuration's servers and Lambda tools. */
+export function externalToolNames(config: { mcpServers: readonly { name: string }[]; lambdaTools: readonly { name: string }[] }): ExternalToolNames {
+  return { mcpServers: config.mcpServers.map((server) => server.name), lambdaTools: config.lambdaTools.map((tool) => tool.name) };
+}
+
+/**
+ * Whether the model may call a configured external tool by `name`: a Lambda tool's name, or
+ * `<server>__<tool>` of a configured MCP server with a tool part that `mcpToolName` could make
+ * (server names have no "_", so the first "__" ends the server's).
+ */
+export function isExternalToolName(names: ExternalToolNames, name: string): boolean {
+  if (!toolNamePattern.test(name)) return false;
+  if (names.lambdaTools.includes(name)) return true;
+  const at = name.indexOf(mcpSeparator);
+  return at > 0 && name.length > at + mcpSeparator.length && names.mcpServers.includes(name.slice(0, at));
+}
+
 /** A JSON Schema for a tool's input: an object schema, as the Messages API requires. */
 export const ToolInputSchema = z.looseObject({ type: z.literal('object') });
 
