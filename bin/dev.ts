@@ -4,8 +4,9 @@
  * STEPWISE_DATA_DIR, default .stepwise/data, kept across restarts; one process per folder), the
  * synthesized state machines in the local runtime, the HTTP API on PORT (default 8787).
  * A busy port or a data folder in use ends the start with one line of advice and exit code 1.
- * STEPWISE_APPROVAL_TOOLS (comma-separated) and
- * STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the cdk.json approval settings.
+ * STEPWISE_APPROVAL_TOOLS (comma-separated: built-in tools, `<server>__<tool>` of a configured MCP
+ * server, configured Lambda tools) and STEPWISE_APPROVAL_TIMEOUT (seconds) stand in for the
+ * cdk.json approval settings.
  * STEPWISE_STREAM_MAX_SECONDS sets how long an event stream (`GET /runs/{runId}/events`,
  * `POST /agui`) stays open before it ends with the cursor to resume from (default 840).
  *

@@ -11,6 +11,7 @@ import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { runRequestedDetailType } from '../functions/core/intake.js';
+import type { ExternalToolNames } from '../functions/core/tools/external.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 
@@ -93,6 +94,18 @@ export function budgetEnvironment(budgets: BudgetProps = {}): Record<string, str
   return env;
 }
 
+/**
+ * The external tools as the API and intake functions are told of them: names only, which approval
+ * policies may use (`STEPWISE_MCP_SERVER_NAMES`, `STEPWISE_LAMBDA_TOOL_NAMES`); the local stack
+ * tells its API the same way.
+ */
+export function externalToolNamesEnvironment(names?: ExternalToolNames): Record<string, string> {
+  return {
+    ...(names?.mcpServers.length ? { STEPWISE_MCP_SERVER_NAMES: names.mcpServers.join(',') } : {}),
+    ...(names?.lambdaTools.length ? { STEPWISE_LAMBDA_TOOL_NAMES: names.lambdaTools.join(',') } : {}),
+  };
+}
+
 /** Lambda's retries of an intake invocation that threw, before it goes to the dead letters (at most 2). */
 export const intakeRetryAttempts = 2;
 
@@ -110,6 +123,12 @@ export interface FrontDoorProps {
    * @default []
    */
   readonly approvalTools?: string[];
+  /**
+   * The configured MCP servers and Lambda tools, by name: approval policies may name them. Only
+   * names: the API and intake never call a tool.
+   * @default none
+   */
+  readonly externalTools?: ExternalToolNames;
   /**
    * The models a run may ask for; others are refused as invalid input.
    * @default any model
@@ -189,6 +208,7 @@ export class FrontDoor extends Construct {
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
       ...(props.sessionLease ? { STEPWISE_SESSION_LEASE_SECONDS: String(props.sessionLease.toSeconds()) } : {}),
       ...(props.approvalTools?.length ? { STEPWISE_APPROVAL_TOOLS: props.approvalTools.join(',') } : {}),
+      ...externalToolNamesEnvironment(props.externalTools),
       ...(props.allowedModels ? { STEPWISE_ALLOWED_MODELS: props.allowedModels.join(',') } : {}),
       ...budgetEnvironment(props.budgets),
     };

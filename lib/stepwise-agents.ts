@@ -10,7 +10,8 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { toolNames } from '../functions/core/names.js';
+import { approvableTool, approvableToolsText } from '../functions/core/approvals.js';
+import { externalToolNames } from '../functions/core/tools/external.js';
 import { AgentLoop } from './agent-loop.js';
 import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
@@ -199,8 +200,11 @@ export class StepwiseAgents extends Construct {
   constructor(scope: Construct, id: string, props: StepwiseAgentsProps = {}) {
     super(scope, id);
     const stackName = Stack.of(this).stackName;
-    const unknown = (props.approvalTools ?? []).filter((name) => !toolNames.includes(name));
-    if (unknown.length) throw new Error(`approvalTools names unknown tools: ${unknown.join(', ')} (known: ${toolNames.join(', ')}).`);
+    // A tool the deployment does not have would gate nothing: refused here, not deployed ungated.
+    const externalNames = externalToolNames({ mcpServers: props.mcpServers ?? [], lambdaTools: props.tools ?? [] });
+    const approvable = approvableTool(externalNames);
+    const unknown = (props.approvalTools ?? []).filter((name) => !approvable(name));
+    if (unknown.length) throw new Error(`approvalTools names unknown tools: ${unknown.join(', ')} (known: ${approvableToolsText(externalNames)}).`);
     this.storage = new Storage(this, 'Storage');
     const { table, bucket } = this.storage;
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
@@ -313,6 +317,7 @@ export class StepwiseAgents extends Construct {
       agentLoop: this.agentLoop.stateMachine,
       bus: this.bus,
       approvalTools: props.approvalTools ?? [],
+      externalTools: externalNames,
       allowedModels: this.allowedModels,
       // No run outlives the orchestrator's timeout: a lock older than that has lost its holder.
       sessionLease: runTimeout.plus(Duration.minutes(15)),

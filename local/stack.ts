@@ -10,7 +10,10 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createAdaptorServer } from '@hono/node-server';
 import { apiWiring } from '../functions/wiring/api.js';
-import { localCredentials, wire } from '../functions/wiring/wire.js';
+import { localCredentials, readExternalToolsEnv, wire } from '../functions/wiring/wire.js';
+import { externalConfig } from '../functions/wiring/external.js';
+import { externalToolNames } from '../functions/core/tools/external.js';
+import { externalToolNamesEnvironment } from '../lib/front-door.js';
 import { createApi } from '../functions/api/app.js';
 import { bearerCallers } from '../functions/api/callers.js';
 import { localCaller } from '../functions/core/callers.js';
@@ -97,6 +100,11 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
       STEPWISE_LAMBDA_ENDPOINT: lambdas.url,
     };
+    // The API and intake are told the external tools' names, as the stack tells them deployed
+    // (approval policies may name those tools); the step functions read the whole configuration.
+    // Both are set, so names an earlier stack of this process left behind do not stay.
+    const names = externalToolNamesEnvironment(externalToolNames(externalConfig(readExternalToolsEnv(env))));
+    Object.assign(env, { STEPWISE_MCP_SERVER_NAMES: '', STEPWISE_LAMBDA_TOOL_NAMES: '', ...names });
     // The handler modules wire themselves from the environment when they load, as in Lambda.
     Object.assign(process.env, env);
     // Locally the handler modules read this process's environment, not the template's, so its

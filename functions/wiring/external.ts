@@ -16,7 +16,7 @@ export function logWarning(message: string, detail: Record<string, unknown>): vo
 }
 
 /** The configured servers and tools, checked together: unique names, no built-in name taken. */
-export function externalConfig(env: Env) {
+export function externalConfig(env: Pick<Env, 'STEPWISE_MCP_SERVERS' | 'STEPWISE_LAMBDA_TOOLS'>) {
   const parsed = externalToolsConfig(toolNames).safeParse({ mcpServers: env.STEPWISE_MCP_SERVERS, lambdaTools: env.STEPWISE_LAMBDA_TOOLS });
   if (!parsed.success) {
     const variable = (path: PropertyKey[]) => (path[0] === 'mcpServers' ? 'STEPWISE_MCP_SERVERS' : 'STEPWISE_LAMBDA_TOOLS');

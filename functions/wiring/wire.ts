@@ -49,6 +49,14 @@ const commaList = z
   .default('')
   .transform((list) => list.split(',').map((item) => item.trim()).filter(Boolean));
 
+/** The external tools' configuration (inference and tool functions; the local stack reads it to tell its API their names). */
+const ExternalToolsEnv = z.object({
+  /** Remote MCP servers, JSON `[{ name, url, agents? }]`; their tools are offered as `<server>__<tool>`. */
+  STEPWISE_MCP_SERVERS: jsonList,
+  /** Lambda functions as tools, JSON `[{ name, description, inputSchema, functionName, agents? }]`. */
+  STEPWISE_LAMBDA_TOOLS: jsonList,
+});
+
 export const Env = z.object({
   STEPWISE_TABLE: z.string().min(1),
   STEPWISE_BUCKET: z.string().min(1),
@@ -88,10 +96,7 @@ export const Env = z.object({
   /** The local Bedrock stand-in (`local/stand-ins/bedrock-api.ts`), signed with the emulators' fixed pair. */
   STEPWISE_BEDROCK_ENDPOINT: z.string().url().optional(),
   STEPWISE_LAMBDA_ENDPOINT: z.string().url().optional(),
-  /** Remote MCP servers, JSON `[{ name, url, agents? }]`; their tools are offered as `<server>__<tool>`. */
-  STEPWISE_MCP_SERVERS: jsonList,
-  /** Lambda functions as tools, JSON `[{ name, description, inputSchema, functionName, agents? }]`. */
-  STEPWISE_LAMBDA_TOOLS: jsonList,
+  ...ExternalToolsEnv.shape,
   /** Milliseconds to connect to an MCP server and list all its tools, together (inference step). */
   STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). */
@@ -170,7 +175,16 @@ export function externalToolNamesOf(env: Pick<Env, 'STEPWISE_MCP_SERVER_NAMES' |
 
 /** Parses the environment, naming every missing or malformed variable. */
 export function readEnv(source: Record<string, string | undefined>): Env {
-  const parsed = Env.safeParse(source);
+  return parseEnv(Env, source);
+}
+
+/** Only the external tools' configuration variables (parsed as `readEnv` parses them). */
+export function readExternalToolsEnv(source: Record<string, string | undefined>): z.infer<typeof ExternalToolsEnv> {
+  return parseEnv(ExternalToolsEnv, source);
+}
+
+function parseEnv<T extends z.ZodType>(schema: T, source: Record<string, string | undefined>): z.infer<T> {
+  const parsed = schema.safeParse(source);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
     throw new Error(`Stepwise is misconfigured: ${problems}`);

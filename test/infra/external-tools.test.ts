@@ -4,7 +4,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
 import { synthesize } from '../support/synth.js';
-import { functionsOf, statementsOf } from '../support/template.js';
+import { functionOf, functionsOf, statementsOf } from '../support/template.js';
 
 const wordCountArn = 'arn:aws:lambda:us-east-1:123456789012:function:word-count';
 const shoutArn = 'arn:aws:lambda:us-east-1:123456789012:function:shout';
@@ -32,6 +32,7 @@ beforeAll(() => {
             agents: ['coder'],
           },
         ],
+        approvalTools: ['word_count', 'docs__search'],
       });
     },
     { nag: true },
@@ -95,18 +96,38 @@ describe('StepwiseStack with external tools', () => {
 });
 
 describe('StepwiseStack gating external tools', () => {
-  it('refuses approvalTools naming a Lambda or MCP tool at synth, rather than deploy it ungated: external tools cannot be gated yet', () => {
-    for (const name of ['word_count', 'docs__search']) {
-      const app = new App();
+  it('tells the API, intake and stream functions the tools\' names, and nothing else of them: they gate calls, they never make one', () => {
+    for (const handler of ['api', 'run-requested', 'stream']) {
+      const variables = functionOf(tools, handler).Properties.Environment.Variables;
+      expect(variables).toMatchObject({
+        STEPWISE_APPROVAL_TOOLS: 'word_count,docs__search',
+        STEPWISE_MCP_SERVER_NAMES: 'docs',
+        STEPWISE_LAMBDA_TOOL_NAMES: 'word_count,shout',
+      });
+      expect(variables.STEPWISE_MCP_SERVERS).toBeUndefined();
+      expect(variables.STEPWISE_LAMBDA_TOOLS).toBeUndefined();
+    }
+    for (const handler of ['inference', 'tool', 'approval']) {
+      const variables = functionOf(tools, handler).Properties.Environment.Variables;
+      expect(variables.STEPWISE_MCP_SERVER_NAMES).toBeUndefined();
+      expect(variables.STEPWISE_LAMBDA_TOOL_NAMES).toBeUndefined();
+    }
+  });
+
+  it('refuses at synth approvalTools naming a tool the deployment does not have, rather than deploy it ungated', () => {
+    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count';
+    // A server that is not configured, a Lambda tool that is not, a server's name with no tool, a name the model cannot call.
+    for (const name of ['nosuch__x', 'shout', 'docs__', 'docs__a.b', 'docs']) {
+      const app = unbundledApp();
       const elsewhere = new Stack(app, 'Elsewhere');
       expect(
         () =>
           new StepwiseStack(app, 'Gated', {
             mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
             tools: [{ name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, function: lambda.Function.fromFunctionArn(elsewhere, 'WordCount', wordCountArn) }],
-            approvalTools: [name],
+            approvalTools: ['word_count', name],
           }),
-      ).toThrow(`approvalTools names unknown tools: ${name}`);
+      ).toThrow(`approvalTools names unknown tools: ${name} (known: ${known}).`);
     }
   });
 });
