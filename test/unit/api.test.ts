@@ -300,13 +300,45 @@ describe('approvals through the API', () => {
     expect((await api.request('POST', '/runs', { goal, approvals: { tools: [], everything: true } })).status).toBe(400);
   });
 
-  it('refuses to gate an MCP or Lambda tool, rather than run it ungated: external tools cannot be gated yet', async () => {
-    const api = memoryApi();
-    for (const name of ['docs__search', 'word_count']) {
+  it('gates and rules the MCP and Lambda tools the deployment has, and refuses others rather than run them ungated', async () => {
+    const api = memoryApi({ externalToolNames: { mcpServers: ['docs'], lambdaTools: ['word_count'] } });
+    const approvals = { tools: ['docs__search', 'word_count', 'write_file'], rules: [{ tool: 'docs__fetch', input: { url: 'https://internal/**' }, action: 'deny' }] };
+    expect((await api.request('POST', '/runs', { goal, mode: 'single', approvals })).status).toBe(202);
+    expect((await api.runs.get('run-1'))?.approvals).toEqual({ tools: ['write_file', 'docs__search', 'word_count'], rules: approvals.rules });
+
+    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count';
+    for (const name of ['nosuch__x', 'shout', 'docs__', 'docs']) {
       const refused = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: [name] } });
-      expect(refused).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed', issues: [{ path: 'approvals.tools.0' }] } } });
+      expect(refused).toMatchObject({
+        status: 400,
+        body: { error: { code: 'ValidationFailed', issues: [{ path: 'approvals.tools.0', message: `unknown tool "${name}"; this deployment has ${known}` }] } },
+      });
+      const ruled = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { rules: [{ tool: name, action: 'deny' }] } });
+      expect(ruled).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.rules.0.tool' }] } } });
     }
-    expect(api.runs.runs.size).toBe(0);
+    // A deployment without external tools refuses their names.
+    const plain = memoryApi();
+    for (const name of ['docs__search', 'word_count']) {
+      expect(await plain.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: [name] } })).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.tools.0' }] } } });
+    }
+    expect(api.runs.runs.size + plain.runs.runs.size).toBe(1);
+  });
+
+  it('gates the external tools of a run started through AG-UI as of one started with POST /runs', async () => {
+    const api = memoryApi({ externalToolNames: { mcpServers: ['docs'], lambdaTools: [] } });
+    const agui = (tools: string[]) =>
+      api.request('POST', '/agui', {
+        threadId: 't-1',
+        runId: 'r-1',
+        state: {},
+        messages: [{ id: 'm1', role: 'user', content: 'Search.' }],
+        tools: [],
+        context: [],
+        forwardedProps: { stepwise: { approvals: { tools } } },
+      });
+    expect(await agui(['nosuch__x'])).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'forwardedProps.stepwise.approvals.tools.0' }] } } });
+    expect((await agui(['docs__search'])).status).toBe(200);
+    expect((await api.runs.get('r-1'))?.approvals).toEqual({ tools: ['docs__search'] });
   });
 
   it('shows the undecided calls of a running run in waitingFor', async () => {

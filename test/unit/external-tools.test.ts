@@ -13,15 +13,20 @@ import {
   type ToolCatalog,
   type ToolCatalogStore,
   type ToolSource,
+  externalToolNames,
   externalToolsConfig,
+  isExternalToolName,
   lambdaCatalogEntries,
   listedLambdaTools,
   mcpToolName,
+  noExternalTools,
   toolNamePattern,
   unavailableNote,
 } from '../../functions/core/tools/external.js';
 import { memoryCore, say, use } from '../support/agents.js';
-import { newRun } from '../support/memory.js';
+import { MemoryApprovalStore, RecordingTokens, newRun } from '../support/memory.js';
+import { readEnv } from '../../functions/wiring/wire.js';
+import { type ApprovalRule, InvalidEditedInput, checkEditedInput, decideApproval, requestApproval } from '../../functions/core/approvals.js';
 
 class MemoryCatalogStore implements ToolCatalogStore {
   readonly catalogs = new Map<string, ToolCatalog>();
@@ -90,6 +95,52 @@ describe('external tool names', () => {
         expect(made === undefined || toolNamePattern.test(made)).toBe(true);
       }),
     );
+  });
+});
+
+describe('the external tools an approval policy may name', () => {
+  const names = { mcpServers: ['docs', 'my-search'], lambdaTools: ['word_count'] };
+
+  it('are the configured Lambda tools and <server>__<tool> of the configured servers, nothing else', () => {
+    const accepted = ['word_count', 'docs__search', 'docs__pages_get_v2', 'my-search__q', 'docs___hidden'];
+    const refused = ['shout', 'nosuch__x', 'docs__', 'docs', '__search', 'docs__a.b', 'Docs__search', 'my__search', `docs__${'x'.repeat(60)}`];
+    expect(accepted.filter((name) => isExternalToolName(names, name))).toEqual(accepted);
+    expect(refused.filter((name) => isExternalToolName(names, name))).toEqual([]);
+    expect(isExternalToolName(noExternalTools, 'docs__search')).toBe(false);
+  });
+
+  it('include every name a configured server\'s tool is called by, and no name of another server\'s', () => {
+    fc.assert(
+      fc.property(fc.stringMatching(/^[a-zA-Z0-9-]{1,32}$/), fc.string({ minLength: 1, maxLength: 40 }), (server, tool) => {
+        const made = mcpToolName(server, tool);
+        fc.pre(made !== undefined);
+        expect(isExternalToolName({ mcpServers: [server], lambdaTools: [] }, made ?? '')).toBe(true);
+        expect(isExternalToolName({ mcpServers: [`${server}x`], lambdaTools: [] }, made ?? '')).toBe(false);
+      }),
+    );
+  });
+
+  it('are named by the configuration', () => {
+    const config = externalToolsConfig(toolNames).parse({
+      mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
+      lambdaTools: [{ name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, functionName: 'wc' }],
+    });
+    expect(externalToolNames(config)).toEqual({ mcpServers: ['docs'], lambdaTools: ['word_count'] });
+  });
+});
+
+describe('STEPWISE_APPROVAL_TOOLS', () => {
+  const env = { STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_MCP_SERVER_NAMES: 'docs', STEPWISE_LAMBDA_TOOL_NAMES: 'word_count' };
+
+  it('may name built-in tools and the external tools the function is told of', () => {
+    expect(readEnv({ ...env, STEPWISE_APPROVAL_TOOLS: 'write_file, docs__search,word_count' }).STEPWISE_APPROVAL_TOOLS).toEqual(['write_file', 'docs__search', 'word_count']);
+  });
+
+  it('refuses at startup a tool the deployment does not have, naming the variable, rather than run it ungated', () => {
+    expect(() => readEnv({ ...env, STEPWISE_APPROVAL_TOOLS: 'docs__search,nosuch__x' })).toThrow(
+      'Stepwise is misconfigured: STEPWISE_APPROVAL_TOOLS: unknown tool "nosuch__x"; known: calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count',
+    );
+    expect(() => readEnv({ STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_APPROVAL_TOOLS: 'word_count' })).toThrow('STEPWISE_APPROVAL_TOOLS: unknown tool "word_count"');
   });
 });
 
@@ -362,5 +413,84 @@ describe('unavailableNote', () => {
       '',
       '',
     ]);
+  });
+});
+
+describe('gated external tools', () => {
+  const wordCount: ExternalTool = {
+    name: 'word_count',
+    description: 'Counts words.',
+    inputSchema: { type: 'object', properties: { text: { type: 'string', minLength: 1 } }, required: ['text'], additionalProperties: false },
+    source: 'lambda',
+    target: 'word-count',
+    agents: ['single', 'coder'],
+  };
+  const odd = { ...tool('docs__odd'), inputSchema: { type: 'object', properties: { q: { type: 'nope' } } } };
+
+  /** A run that gates word_count and docs__odd, whose model has just called `name`. */
+  async function gated(name: string, callInput: Record<string, unknown>, rules: ApprovalRule[] = []) {
+    const lambda = new FakeSource('lambda', [wordCount]);
+    const docs = new FakeSource('mcp:docs', [tool('docs__search'), odd]);
+    const c = await memoryCore('Count.');
+    const catalogs = new MemoryCatalogStore();
+    const approvals = new MemoryApprovalStore();
+    approvals.policies.set('run-1', ['word_count', 'docs__odd']);
+    if (rules.length) approvals.rules.set('run-1', rules);
+    const deps = { ...c.deps, externalTools: new ExternalTools([lambda, docs], catalogs, { clock: fixedClock }), approvals, tokens: new RecordingTokens(), catalogs, clock: fixedClock };
+    c.model.addTurn(use(['toolu_1', name, callInput], ['toolu_2', 'docs__search', { q: 'free' }]));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
+    const call = { runId: 'run-1', agent: 'single' as const, seq: step.seq, toolUseId: 'toolu_1' };
+    const run = { runId: 'run-1', status: 'running' as const };
+    return { ...c, lambda, docs, approvals, deps, step, call, run };
+  }
+
+  it('wait for a decision and run with the reviewer\'s edited input, checked against the schema the run was offered', async () => {
+    const g = await gated('word_count', { text: 'a b' });
+    expect(g.step.toolCalls).toEqual([
+      { id: 'toolu_1', name: 'word_count', needsApproval: true },
+      { id: 'toolu_2', name: 'docs__search', needsApproval: false },
+    ]);
+    expect(await requestApproval({ step: 'request', ...g.call }, g.deps)).toMatchObject({ decided: false, detail: { name: 'word_count' } });
+    const refused = decideApproval(g.run, 'toolu_1', { decision: 'approve', input: { words: 'a b c' } }, 'rita', g.deps);
+    await expect(refused).rejects.toBeInstanceOf(InvalidEditedInput);
+    await expect(refused).rejects.toMatchObject({
+      issues: [
+        { path: 'input.text', message: "must have required property 'text'" },
+        { path: 'input.words', message: 'must NOT have additional properties' },
+      ],
+    });
+    expect((await g.approvals.get('run-1', 'toolu_1'))?.decision).toBeUndefined();
+
+    await decideApproval(g.run, 'toolu_1', { decision: 'approve', input: { text: 'a b c' } }, 'rita', g.deps);
+    expect(await toolStep({ ...g.call, needsApproval: true }, g.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
+    expect(g.lambda.calls).toEqual([['word_count', { text: 'a b c' }]]);
+    const turn = await g.conversations.loadTurn('run/run-1/single', g.step.seq);
+    expect(turn?.results[0]?.content).toBe('A reviewer edited this call\'s input before it ran; it ran with: {"text":"a b c"}\n\nword-count ok');
+  });
+
+  it('refuse an edited input no schema can check: a tool the run was not offered, a schema that does not compile', async () => {
+    const g = await gated('docs__odd', { q: 'x' });
+    await requestApproval({ step: 'request', ...g.call }, g.deps);
+    await expect(decideApproval(g.run, 'toolu_1', { decision: 'approve', input: { q: 'y' } }, 'rita', g.deps)).rejects.toMatchObject({
+      name: 'InvalidEditedInput',
+      issues: [{ path: 'input', message: 'the input schema of docs__odd cannot be checked here, so its input cannot be edited' }],
+    });
+    const missing = { runId: 'run-1', agent: 'single' as const, name: 'docs__gone' };
+    await expect(checkEditedInput(missing, {}, g.deps.catalogs)).rejects.toMatchObject({
+      issues: [{ path: 'input', message: 'docs__gone is not a tool this run offers; its input cannot be edited' }],
+    });
+    await expect(checkEditedInput({ ...missing, name: 'word_count' }, { text: 'x' })).rejects.toBeInstanceOf(InvalidEditedInput);
+    // Approving it unedited runs it.
+    await decideApproval(g.run, 'toolu_1', { decision: 'approve' }, 'rita', g.deps);
+    expect(await toolStep({ ...g.call, needsApproval: true }, g.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
+    expect(g.docs.calls).toEqual([['docs__odd', { q: 'x' }]]);
+  });
+
+  it('are decided by the rules that name them: a denied call never reaches its tool', async () => {
+    const g = await gated('word_count', { text: 'secret plans' }, [{ tool: 'word_count', input: { text: 'secret*' }, action: 'deny' }]);
+    expect(await requestApproval({ step: 'request', ...g.call }, g.deps)).toEqual({ decided: true });
+    expect(await toolStep({ ...g.call, needsApproval: true }, g.deps)).toEqual({ toolUseId: 'toolu_1', isError: true });
+    expect(g.lambda.calls).toEqual([]);
+    expect((await g.approvals.get('run-1', 'toolu_1'))).toMatchObject({ decision: 'deny', decidedBy: 'rule:0' });
   });
 });

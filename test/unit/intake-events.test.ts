@@ -48,6 +48,15 @@ const event = (id: string, detail: Record<string, unknown> = {}) => ({
 });
 
 describe('intakeEvent', () => {
+  it('takes a run that gates a configured MCP tool, and dead-letters one that gates a tool the deployment does not have, naming the field', async () => {
+    const { deps, runs, letters } = intake({ externalToolNames: { mcpServers: ['docs'], lambdaTools: [] } });
+    await expect(intakeEvent(event('e1', { approvals: { tools: ['docs__search'] } }), deps)).resolves.toEqual({ accepted: true, runId: 'evt-e1' });
+    expect((await runs.get('evt-e1'))?.approvals).toEqual({ tools: ['docs__search'] });
+    await expect(intakeEvent(event('e2', { approvals: { tools: ['word_count'] } }), deps)).resolves.toMatchObject({ accepted: false });
+    expect(letters.map((l) => l.issues.map((i) => i.path))).toEqual([['detail.approvals.tools.0']]);
+    expect([...runs.runs.keys()]).toEqual(['evt-e1']);
+  });
+
   it('throws on a busy session, writing nothing, so that Lambda delivers the event again; the redelivery starts it once the session is free', async () => {
     const { deps, runs, letters } = intake();
     await intakeEvent(event('e1', { sessionId: 's1' }), deps);
