@@ -8,7 +8,7 @@ import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
 import type { Env } from 'hono';
 import { createMiddleware } from 'hono/factory';
 import * as z from 'zod';
-import { type ApprovalStore, type TaskTokens, decideApproval, decisionsOf, waitingFor } from '../core/approvals.js';
+import { type ApprovalPolicy, type ApprovalStore, type TaskTokens, decideApproval, decisionsOf, policyTools, waitingFor } from '../core/approvals.js';
 import { type Access, type AccessPolicy, type Caller, Forbidden, TokenRequest, accessTo, holds } from '../core/callers.js';
 import { type ConversationStore, conversationIdOf } from '../core/conversation.js';
 import { type AgentName } from '../core/names.js';
@@ -116,6 +116,11 @@ const jsonBody = createMiddleware<Env>(async (c, next) => {
   await next();
 });
 
+/** Whether a run's policy may stop calls (tools it gates, or tools its rules name), so it may have approvals to show. */
+function mayStop(policy: ApprovalPolicy | undefined): boolean {
+  return policy !== undefined && policyTools(policy).length > 0;
+}
+
 /** The app on its dependencies, its routes declared and documented; `GET /openapi.json` serves the document. */
 /** What a request carries through the app: its caller (set on every route under /runs). */
 export type ApiEnv = { Variables: { caller: Caller } };
@@ -217,7 +222,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
       });
       const items = await Promise.all(
         page.items.map(async ({ approvals, owner: _owner, ...summary }) => {
-          const gates = summary.status === 'running' && (approvals?.tools.length ?? 0) > 0;
+          const gates = summary.status === 'running' && mayStop(approvals);
           return { ...summary, waitingFor: gates ? waitingFor(await deps.approvals.list(summary.runId)).length : 0 };
         }),
       );
@@ -236,7 +241,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
     }),
     async (c) => {
       const run = c.var.run;
-      const approvals = (run.approvals?.tools.length ?? 0) > 0 ? await deps.approvals.list(run.runId) : [];
+      const approvals = mayStop(run.approvals) ? await deps.approvals.list(run.runId) : [];
       // Only a running run can wait; the requests of an ended (e.g. cancelled) run are moot.
       const waiting = run.status === 'running' ? waitingFor(approvals) : [];
       return c.json({ ...run, waitingFor: waiting, decisions: decisionsOf(approvals) } satisfies RunView, 200);

@@ -341,6 +341,29 @@ describe('approvals through the API', () => {
     expect((await api.runs.get('r-1'))?.approvals).toEqual({ tools: ['docs__search'] });
   });
 
+  it('shows the calls of a run whose policy only has rules: a call a rule makes wait, and the decisions rules made', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single', approvals: { rules: [{ tool: 'write_file', action: 'ask' }] } });
+    await api.approvals.open({
+      runId: 'run-1',
+      toolUseId: 'toolu_1',
+      agent: 'single',
+      conversationId: 'run/run-1/single',
+      seq: 1,
+      name: 'write_file',
+      input: { path: 'a.md', content: 'A' },
+      requestedAt: '2026-01-01T00:00:00.000Z',
+    });
+    expect((await api.request('GET', '/runs/run-1')).body.waitingFor).toEqual([
+      { toolUseId: 'toolu_1', name: 'write_file', input: { path: 'a.md', content: 'A' }, requestedAt: '2026-01-01T00:00:00.000Z' },
+    ]);
+    expect((await api.request('GET', '/runs')).body.items).toEqual([expect.objectContaining({ runId: 'run-1', waitingFor: 1 })]);
+    await api.approvals.decide('run-1', 'toolu_1', { decision: 'deny', decidedAt: '2026-01-01T00:00:01.000Z', decidedBy: 'rule:0' });
+    expect((await api.request('GET', '/runs/run-1')).body.decisions).toEqual([
+      { toolUseId: 'toolu_1', name: 'write_file', decision: 'deny', decidedAt: '2026-01-01T00:00:01.000Z', decidedBy: 'rule:0' },
+    ]);
+  });
+
   it('shows the undecided calls of a running run in waitingFor', async () => {
     const api = memoryApi();
     await waitingRun(api);
