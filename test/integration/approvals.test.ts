@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalRequestedDetail } from '../../functions/core/approvals.js';
 import { approvalRequestedDetailType } from '../../functions/core/events.js';
-import type { RunView } from '../../functions/api/schemas.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
@@ -15,20 +14,7 @@ async function start(goal: string, extra: Record<string, unknown> = {}): Promise
   return String(res.body.runId);
 }
 
-/** Polls the run until `count` calls wait for a decision. */
-async function waitingOn(runId: string, count: number): Promise<RunView> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const run = (await local.get(`/runs/${runId}`)).body as unknown as RunView;
-    const tokens = local.stack.runtime.waitingTokens().filter((t) => t.executionArn.includes(runId));
-    if (run.waitingFor.length === count && tokens.length === count) return run;
-    if (run.status !== 'running' || Date.now() > deadline) {
-      throw new Error(`Run ${runId} is ${run.status}, waiting for ${JSON.stringify(run.waitingFor)}; expected ${count} waits.`);
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
+const waitingOn = (runId: string, count: number) => local.waitingOn(runId, count);
 const decide = (runId: string, toolUseId: string, body: unknown) => local.post(`/runs/${runId}/approvals/${toolUseId}`, body);
 const files = async (runId: string) => (await local.get(`/runs/${runId}/files`)).body.items as { path: string }[];
 const lastUserMessage = (tag: string, request: number) => local.book.requests.get(tag)?.[request]?.messages.at(-1)?.content as {

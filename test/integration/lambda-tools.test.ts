@@ -5,6 +5,7 @@ import { LambdaToolSource } from '../../functions/adapters/tools/lambda.js';
 import type { ExternalTool, LambdaToolConfig } from '../../functions/core/tools/external.js';
 import { type LocalLambdaApi, startLambdaApi } from '../../local/stand-ins/lambda-api.js';
 import type { WireRequest } from '../../local/stand-ins/messages-api.js';
+import type { RunView } from '../../functions/api/schemas.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
@@ -73,6 +74,30 @@ describe('Lambda tools in a run', () => {
     ]);
     // Only the valid call reached word-count, with exactly its input.
     expect(local.stack.lambdas.invocations.get('word-count')).toEqual([{ text: 'one two three' }]);
+  });
+});
+
+describe('a ruled Lambda tool', () => {
+  it('is denied by a rule that matches the call: the function never runs and the model reads the denial; a call no rule matches runs', async () => {
+    const tag = local.book.add(
+      'ruled',
+      { turn: use(['toolu_s', 'word_count', { text: 'secret launch plan' }], ['toolu_f', 'word_count', { text: 'fine words' }]) },
+      { turn: say('Counted the fine one.') },
+    );
+    const rules = [{ tool: 'word_count', input: { text: 'secret*' }, action: 'deny' }];
+    const run = await local.run(`${tag} Count words.`, { approvals: { rules } });
+
+    expect(run).toMatchObject({ status: 'succeeded', approvals: { tools: [], rules }, waitingFor: [] });
+    expect((run as unknown as RunView).decisions).toEqual([
+      expect.objectContaining({ toolUseId: 'toolu_s', decision: 'deny', decidedBy: 'rule:0' }),
+      expect.objectContaining({ toolUseId: 'toolu_f', decision: 'approve', decidedBy: 'policy' }),
+    ]);
+    const invoked = local.stack.lambdas.invocations.get('word-count') ?? [];
+    expect(invoked).toContainEqual({ text: 'fine words' });
+    expect(invoked).not.toContainEqual({ text: 'secret launch plan' });
+    const [denied, counted] = resultsOf(local.book.requests.get('ruled')?.[1]);
+    expect(denied).toMatchObject({ tool_use_id: 'toolu_s', is_error: true, content: expect.stringMatching(/^A reviewer denied this tool call\.\nThe call was not run\./) });
+    expect(counted).toEqual({ tool_use_id: 'toolu_f', content: '{"words":2}', is_error: undefined });
   });
 });
 

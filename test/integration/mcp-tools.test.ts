@@ -124,6 +124,48 @@ describe('MCP tools in a run', () => {
   });
 });
 
+describe('a gated MCP tool', () => {
+  const searches = (query: string) => docs.calls.filter((c) => c.name === 'search' && (c.args as { query: string }).query === query);
+  const start = async (goal: string) => {
+    const started = await local.post('/runs', { goal, mode: 'single', approvals: { tools: ['docs__search'] } });
+    expect(started.status).toBe(202);
+    return String(started.body.runId);
+  };
+
+  it('waits: the server is not called until a reviewer approves, then once, and the run succeeds', async () => {
+    const tag = local.book.add('gated-mcp', { turn: use(['toolu_g', 'docs__search', { query: 'gated' }]) }, { turn: say('Found it.') });
+    const runId = await start(`${tag} Search the docs.`);
+
+    const waiting = await local.waitingOn(runId, 1);
+    expect(waiting).toMatchObject({ status: 'running', approvals: { tools: ['docs__search'] } });
+    expect(waiting.waitingFor).toEqual([{ toolUseId: 'toolu_g', name: 'docs__search', input: { query: 'gated' }, requestedAt: expect.any(String) }]);
+    expect(searches('gated')).toEqual([]);
+    expect(local.book.requests.get('gated-mcp')).toHaveLength(1);
+
+    expect((await local.post(`/runs/${runId}/approvals/toolu_g`, { decision: 'approve' })).status).toBe(202);
+    expect(await local.waitFor(runId)).toMatchObject({ status: 'succeeded', result: { response: 'Found it.' } });
+    expect(searches('gated')).toEqual([{ name: 'search', args: { query: 'gated' } }]);
+    expect(resultsOf(local.book.requests.get('gated-mcp')?.[1])).toEqual([{ tool_use_id: 'toolu_g', content: '3 pages mention "gated"', is_error: undefined }]);
+  });
+
+  it('runs with a reviewer\'s edited input only when it fits the tool\'s schema as the run listed it', async () => {
+    const tag = local.book.add('edit-mcp', { turn: use(['toolu_e', 'docs__search', { query: 'internal secrets' }]) }, { turn: say('Searched.') });
+    const runId = await start(`${tag} Search the docs.`);
+    await local.waitingOn(runId, 1);
+
+    const refused = await local.post(`/runs/${runId}/approvals/toolu_e`, { decision: 'approve', input: { query: 5 } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed', issues: [{ path: 'input.query', message: 'must be string' }] } } });
+    expect((await local.post(`/runs/${runId}/approvals/toolu_e`, { decision: 'approve', input: { query: 'public docs' } })).status).toBe(202);
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    expect([searches('internal secrets'), searches('public docs')]).toEqual([[], [{ name: 'search', args: { query: 'public docs' } }]]);
+  });
+
+  it('refuses a policy naming a server the deployment does not have, and writes nothing', async () => {
+    const refused = await local.post('/runs', { goal: 'x', mode: 'single', approvals: { tools: ['nosuch__search'] } });
+    expect(refused).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.tools.0', message: expect.stringContaining('docs__<tool>, gone__<tool>, down__<tool>') }] } } });
+  });
+});
+
 describe('the MCP adapter', () => {
   let server: TestMcpServer;
   afterAll(async () => server?.close());

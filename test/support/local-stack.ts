@@ -4,6 +4,7 @@
  */
 import { afterAll, beforeAll } from 'vitest';
 import type { Run } from '../../functions/core/runs.js';
+import type { RunView } from '../../functions/api/schemas.js';
 import { startBedrockApi } from '../../local/stand-ins/bedrock-api.js';
 import {
   type MessagesApi,
@@ -61,6 +62,8 @@ export interface StackFixture {
   /** Starts a single-mode run and waits until it stops running. */
   run(goal: string, extra?: Record<string, unknown>): Promise<Run>;
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
+  /** Polls the run until `count` calls wait for a decision, each on a task token. */
+  waitingOn(runId: string, count: number): Promise<RunView>;
 }
 
 export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps' | 'functions'> {
@@ -130,6 +133,18 @@ async function openFixture(fixture: StackFixture, env: Record<string, string>, o
         return (await fixture.get(`/runs/${runId}`)).body as unknown as Run;
       }
       if (Date.now() > deadline) throw new Error(`Run ${runId} is still running after ${timeoutMs} ms.`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  fixture.waitingOn = async (runId, count) => {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const run = (await fixture.get(`/runs/${runId}`)).body as unknown as RunView;
+      const tokens = fixture.stack.runtime.waitingTokens().filter((t) => t.executionArn.includes(runId));
+      if (run.waitingFor.length === count && tokens.length === count) return run;
+      if (run.status !== 'running' || Date.now() > deadline) {
+        throw new Error(`Run ${runId} is ${run.status}, waiting for ${JSON.stringify(run.waitingFor)}; expected ${count} waits.`);
+      }
       await new Promise((r) => setTimeout(r, 20));
     }
   };
