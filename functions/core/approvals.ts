@@ -278,7 +278,7 @@ export async function checkEditedInput(
   const catalog = await catalogs?.getCatalog(approval.runId);
   const external = catalog?.tools.find((t) => t.name === approval.name && t.agents.includes(approval.agent));
   if (!external) throw invalidEdit([{ path: 'input', message: `${approval.name} is not a tool this run offers; its input cannot be edited` }]);
-  let validate;
+  let validate: ReturnType<typeof validatorOf>;
   try {
     validate = validatorOf(external.inputSchema);
   } catch {
