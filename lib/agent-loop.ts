@@ -127,16 +127,16 @@ export class AgentLoop extends Construct {
       'iteration.$': '$.iteration',
       'name.$': '$.name',
     };
-    const toolTask = (id: string) => {
+    const toolTask = (id: string, payload: Record<string, unknown> = { ...call, 'needsApproval.$': '$.needsApproval' }, inMap = true) => {
       const task = new tasks.LambdaInvoke(this, id, {
         lambdaFunction: props.tool,
-        payload: sfn.TaskInput.fromObject({ ...call, 'needsApproval.$': '$.needsApproval' }),
+        payload: sfn.TaskInput.fromObject(payload),
         payloadResponseOnly: true,
         retryOnServiceExceptions: false,
         taskTimeout: sfn.Timeout.duration(props.toolTimeout ?? Duration.seconds(180)),
         resultPath: sfn.JsonPath.DISCARD,
         // Each item's output is its id only, so the Map's collected output stays small.
-        outputPath: '$.toolUseId',
+        ...(inMap ? { outputPath: '$.toolUseId' } : {}),
       });
       addRetries(task);
       return task;
@@ -200,8 +200,9 @@ export class AgentLoop extends Construct {
       .otherwise(gatedTool);
 
     // The calls of a turn, at most `toolConcurrency` at once. A turn none of whose calls waits for
-    // a reviewer takes `Tools`, whose item is the tool step alone; one with a gated call takes
-    // `GatedTools`, whose items pass the gate first. Either way the loop goes on at Inference.
+    // a reviewer takes `Tools`, whose item is the tool step alone (or `OnlyTool`, below, for a
+    // single call); one with a gated call takes `GatedTools`, whose items pass the gate first.
+    // Either way the loop goes on at Inference.
     const toolMap = (id: string, processor: sfn.IChainable) => {
       const map = new sfn.Map(this, id, {
         itemsPath: '$.step.toolCalls',
@@ -223,6 +224,22 @@ export class AgentLoop extends Construct {
     };
     const tools = toolMap('Tools', toolTask('Tool'));
     const gatedTools = toolMap('GatedTools', gate);
+    // The most common turn, one call that waits for nobody, needs no Map at all.
+    const onlyTool = toolTask(
+      'OnlyTool',
+      {
+        'runId.$': '$.runId',
+        'agent.$': '$.agent',
+        'conversationId.$': '$.conversationId',
+        'seq.$': '$.step.seq',
+        'toolUseId.$': '$.step.toolCalls[0].id',
+        'iteration.$': '$.step.iteration',
+        'name.$': '$.step.toolCalls[0].name',
+        needsApproval: false,
+      },
+      false,
+    );
+    onlyTool.next(inference);
 
     // Continue-as-new: the loop goes on in a child execution of this same state machine, named
     // after the run, agent and iteration (a retried start cannot start it twice), and this
@@ -280,7 +297,8 @@ export class AgentLoop extends Construct {
         sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.booleanEquals('$.step.gated', true)),
         gatedTools,
       )
-      .when(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), tools)
+      .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[1]')), tools)
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), onlyTool)
       .when(
         sfn.Condition.or(
           sfn.Condition.stringEquals('$.step.stopReason', 'end_turn'),
@@ -317,7 +335,7 @@ export class AgentLoop extends Construct {
         ),
       )
       .otherwise(failPlain);
-    for (const task of [inference, tools, gatedTools]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
+    for (const task of [inference, tools, gatedTools, onlyTool]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {

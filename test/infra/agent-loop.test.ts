@@ -44,10 +44,11 @@ interface Machine {
   StartAt: string;
   States: Record<string, MachineState>;
 }
-type Condition = { Variable?: string; StringEquals?: string; BooleanEquals?: boolean; And?: Condition[]; Or?: Condition[]; Next?: string };
+type Condition = { Variable?: string; StringEquals?: string; BooleanEquals?: boolean; IsPresent?: boolean; And?: Condition[]; Or?: Condition[]; Next?: string };
 
-/** The value at a `$.a.b` path of `input`. */
-const valueAt = (input: unknown, path: string) => path.slice(2).split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], input);
+/** The value at a `$.a.b[1]` path of `input`. */
+const valueAt = (input: unknown, path: string) =>
+  path.slice(2).replace(/\[(\d+)\]/g, '.$1').split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], input);
 
 /** Whether a Choice rule holds for `input` (the comparisons the loop's Choices use). */
 function holds(rule: Condition, input: unknown): boolean {
@@ -56,6 +57,7 @@ function holds(rule: Condition, input: unknown): boolean {
   const value = valueAt(input, rule.Variable ?? '$');
   if (rule.StringEquals !== undefined) return value === rule.StringEquals;
   if (rule.BooleanEquals !== undefined) return value === rule.BooleanEquals;
+  if (rule.IsPresent !== undefined) return (value !== undefined) === rule.IsPresent;
   throw new Error(`A Choice rule this walk does not know: ${JSON.stringify(rule)}`);
 }
 
@@ -97,7 +99,8 @@ describe('AgentLoop', () => {
     });
     expect(states.Route?.Choices).toEqual([
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.gated', BooleanEquals: true }], Next: 'GatedTools' },
-      { Variable: '$.step.stopReason', StringEquals: 'tool_use', Next: 'Tools' },
+      { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[1]', IsPresent: true }], Next: 'Tools' },
+      { Variable: '$.step.stopReason', StringEquals: 'tool_use', Next: 'OnlyTool' },
       { Or: [{ Variable: '$.step.stopReason', StringEquals: 'end_turn' }, { Variable: '$.step.stopReason', StringEquals: 'stop_sequence' }], Next: 'Done' },
       { Variable: '$.step.stopReason', StringEquals: 'refusal', Next: 'Refused' },
       { Variable: '$.step.stopReason', StringEquals: 'model_context_window_exceeded', Next: 'ContextFull' },
@@ -110,6 +113,13 @@ describe('AgentLoop', () => {
     for (const map of ['Tools', 'GatedTools']) {
       expect(states[map]).toMatchObject({ Type: 'Map', MaxConcurrency: 8, ItemsPath: '$.step.toolCalls', ResultPath: null, Next: 'Inference' });
     }
+    expect(states.OnlyTool).toMatchObject({
+      Type: 'Task',
+      Parameters: { 'toolUseId.$': '$.step.toolCalls[0].id', 'seq.$': '$.step.seq', needsApproval: false },
+      ResultPath: null,
+      Next: 'Inference',
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'DescribeFailure' }],
+    });
     expect(states.ContinueAsNew).toMatchObject({
       Type: 'Task',
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] },
@@ -117,14 +127,17 @@ describe('AgentLoop', () => {
     });
   });
 
-  it('enters four states per iteration with a tool call and two with none: a state added to the hot path is noticed', () => {
+  it('enters three states per iteration with one tool call, four with several, two with none: a state added to the hot path is noticed', () => {
     const loop = definitionOf(template, 'AgentLoop') as unknown as Machine;
-    const toolTurn = hotPath(loop, { step: { stopReason: 'tool_use', gated: false } }, { needsApproval: false });
-    expect(toolTurn).toEqual(['Inference', 'Route', 'Tools', 'Tool']);
+    const call = { id: 'toolu_1', name: 'read_file', needsApproval: false };
+    const turn = (calls: unknown[], gated = false) => ({ step: { stopReason: 'tool_use', gated, toolCalls: calls } });
+    expect(hotPath(loop, turn([call]))).toEqual(['Inference', 'Route', 'OnlyTool']);
+    // Parallel calls: the Map, and each item its tool step (one item walked here).
+    expect(hotPath(loop, turn([call, call]), call)).toEqual(['Inference', 'Route', 'Tools', 'Tool']);
     // max_tokens and pause_turn: the step and the Route, then the next step.
-    expect(hotPath(loop, { step: { stopReason: 'max_tokens', gated: false } })).toEqual(['Inference', 'Route']);
+    expect(hotPath(loop, { step: { stopReason: 'max_tokens', gated: false, toolCalls: [] } })).toEqual(['Inference', 'Route']);
     // A turn with a gated call pays for its gate, and only such a turn.
-    expect(hotPath(loop, { step: { stopReason: 'tool_use', gated: true } }, { needsApproval: false })).toEqual(['Inference', 'Route', 'GatedTools', 'NeedsApproval', 'GatedTool']);
+    expect(hotPath(loop, turn([call], true), call)).toEqual(['Inference', 'Route', 'GatedTools', 'NeedsApproval', 'GatedTool']);
   });
 
   it('retries transient errors with backoff and full jitter, and nothing else', () => {
@@ -155,7 +168,7 @@ describe('AgentLoop', () => {
     const missing = Object.fromEntries(
       steps.map(([name, step]) => [name, retryable.filter((error) => !step.Retry?.some((r) => r.ErrorEquals.includes(error)))]),
     );
-    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [] });
+    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [] });
   });
 
   it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
