@@ -81,7 +81,8 @@ export class AgentLoop extends Construct {
 
     const perExecution = props.iterationsPerExecution ?? 60;
     const stateMachineName = props.stateMachineName ?? `${Stack.of(this).stackName}-agent-loop`;
-    // A fresh run starts at iteration 0; a continuation starts where its parent stopped.
+    // The state is the run's ids and limits plus `step`, the last step's result; `step.next` is the
+    // iteration the loop runs next. A fresh run starts at 0, a continuation where its parent stopped.
     const ids = {
       'runId.$': '$.runId',
       'agent.$': '$.agent',
@@ -89,26 +90,26 @@ export class AgentLoop extends Construct {
       'maxIterations.$': '$.maxIterations',
       'model.$': '$.model',
     };
-    const fresh = new sfn.Pass(this, 'Start', { parameters: { ...ids, iteration: 0, segmentEnd: perExecution } });
+    const fresh = new sfn.Pass(this, 'Start', { parameters: { ...ids, segmentEnd: perExecution, step: { next: 0 } } });
     const resumed = new sfn.Pass(this, 'Resume', {
-      parameters: { ...ids, 'iteration.$': '$.iteration', 'segmentEnd.$': `States.MathAdd($.iteration, ${perExecution})` },
+      parameters: { ...ids, 'segmentEnd.$': `States.MathAdd($.iteration, ${perExecution})`, step: { 'next.$': '$.iteration' } },
     });
     const init = new sfn.Choice(this, 'Begin').when(sfn.Condition.isPresent('$.iteration'), resumed).otherwise(fresh);
 
+    // The step checks the loop's bounds itself (it answers `iteration_limit` at maxIterations and
+    // `continue` at the segment's end, without reading anything), so no state of the hot path only counts.
     const inference = new tasks.LambdaInvoke(this, 'Inference', {
       lambdaFunction: props.inference,
       payload: sfn.TaskInput.fromObject({
         'runId.$': '$.runId',
         'agent.$': '$.agent',
         'conversationId.$': '$.conversationId',
-        'iteration.$': '$.iteration',
+        'iteration.$': '$.step.next',
         'model.$': '$.model',
+        'maxIterations.$': '$.maxIterations',
+        'segmentEnd.$': '$.segmentEnd',
       }),
-      resultSelector: {
-        'stopReason.$': '$.Payload.stopReason',
-        'toolCalls.$': '$.Payload.toolCalls',
-        'seq.$': '$.Payload.seq',
-      },
+      payloadResponseOnly: true,
       resultPath: '$.step',
       retryOnServiceExceptions: false,
       taskTimeout: sfn.Timeout.duration(props.inferenceTimeout ?? Duration.seconds(360)),
@@ -126,21 +127,25 @@ export class AgentLoop extends Construct {
       'iteration.$': '$.iteration',
       'name.$': '$.name',
     };
-    const toolTask = new tasks.LambdaInvoke(this, 'Tool', {
-      lambdaFunction: props.tool,
-      payload: sfn.TaskInput.fromObject({ ...call, 'needsApproval.$': '$.needsApproval' }),
-      payloadResponseOnly: true,
-      retryOnServiceExceptions: false,
-      taskTimeout: sfn.Timeout.duration(props.toolTimeout ?? Duration.seconds(180)),
-      resultPath: sfn.JsonPath.DISCARD,
-      // Each item's output is its id only, so the Map's collected output stays small.
-      outputPath: '$.toolUseId',
-    });
-    addRetries(toolTask);
+    const toolTask = (id: string, payload: Record<string, unknown> = { ...call, 'needsApproval.$': '$.needsApproval' }, inMap = true) => {
+      const task = new tasks.LambdaInvoke(this, id, {
+        lambdaFunction: props.tool,
+        payload: sfn.TaskInput.fromObject(payload),
+        payloadResponseOnly: true,
+        retryOnServiceExceptions: false,
+        taskTimeout: sfn.Timeout.duration(props.toolTimeout ?? Duration.seconds(180)),
+        resultPath: sfn.JsonPath.DISCARD,
+        // Each item's output is its id only, so the Map's collected output stays small.
+        ...(inMap ? { outputPath: '$.toolUseId' } : {}),
+      });
+      addRetries(task);
+      return task;
+    };
 
     // A gated call: open the request (once), announce it, then wait on a task token, which
     // costs nothing while a person decides. The tool step applies the recorded decision; an
     // undecided call whose wait timed out is denied there with reason "timeout".
+    const gatedTool = toolTask('GatedTool');
     const requestApproval = new tasks.LambdaInvoke(this, 'RequestApproval', {
       lambdaFunction: props.approval,
       payload: sfn.TaskInput.fromObject({ step: 'request', ...call }),
@@ -180,7 +185,7 @@ export class AgentLoop extends Construct {
     // A timed-out wait must not be retried: it is the reviewer's silence, not a fault.
     addRetries(awaitDecision, { timeouts: false });
     // Decided before the wait began, or never: either way the tool step reads the record.
-    awaitDecision.addCatch(toolTask, { errors: ['States.Timeout', 'ApprovalDecided'], resultPath: sfn.JsonPath.DISCARD });
+    awaitDecision.addCatch(gatedTool, { errors: ['States.Timeout', 'ApprovalDecided'], resultPath: sfn.JsonPath.DISCARD });
     // A lost announcement does not stop the wait: the run still lists the call in waitingFor.
     announce.addCatch(awaitDecision, { errors: ['States.ALL'], resultPath: '$.announcement' });
     const gate = new sfn.Choice(this, 'NeedsApproval')
@@ -188,41 +193,53 @@ export class AgentLoop extends Construct {
         sfn.Condition.booleanEquals('$.needsApproval', true),
         requestApproval.next(
           new sfn.Choice(this, 'AlreadyDecided')
-            .when(sfn.Condition.booleanEquals('$.approval.decided', true), toolTask)
-            .otherwise(announce.next(awaitDecision).next(toolTask)),
+            .when(sfn.Condition.booleanEquals('$.approval.decided', true), gatedTool)
+            .otherwise(announce.next(awaitDecision).next(gatedTool)),
         ),
       )
-      .otherwise(toolTask);
+      .otherwise(gatedTool);
 
-    const tools = new sfn.Map(this, 'Tools', {
-      itemsPath: '$.step.toolCalls',
-      maxConcurrency: props.toolConcurrency ?? 8,
-      itemSelector: {
+    // The calls of a turn, at most `toolConcurrency` at once. A turn none of whose calls waits for
+    // a reviewer takes `Tools`, whose item is the tool step alone (or `OnlyTool`, below, for a
+    // single call); one with a gated call takes `GatedTools`, whose items pass the gate first.
+    // Either way the loop goes on at Inference.
+    const toolMap = (id: string, processor: sfn.IChainable) => {
+      const map = new sfn.Map(this, id, {
+        itemsPath: '$.step.toolCalls',
+        maxConcurrency: props.toolConcurrency ?? 8,
+        itemSelector: {
+          'runId.$': '$.runId',
+          'agent.$': '$.agent',
+          'conversationId.$': '$.conversationId',
+          'seq.$': '$.step.seq',
+          'toolUseId.$': '$$.Map.Item.Value.id',
+          'name.$': '$$.Map.Item.Value.name',
+          'iteration.$': '$.step.iteration',
+          'needsApproval.$': '$$.Map.Item.Value.needsApproval',
+        },
+        resultPath: sfn.JsonPath.DISCARD,
+      });
+      map.itemProcessor(processor).next(inference);
+      return map;
+    };
+    const tools = toolMap('Tools', toolTask('Tool'));
+    const gatedTools = toolMap('GatedTools', gate);
+    // The most common turn, one call that waits for nobody, needs no Map at all.
+    const onlyTool = toolTask(
+      'OnlyTool',
+      {
         'runId.$': '$.runId',
         'agent.$': '$.agent',
         'conversationId.$': '$.conversationId',
         'seq.$': '$.step.seq',
-        'toolUseId.$': '$$.Map.Item.Value.id',
-        'name.$': '$$.Map.Item.Value.name',
-        'iteration.$': '$.iteration',
-        'needsApproval.$': '$$.Map.Item.Value.needsApproval',
+        'toolUseId.$': '$.step.toolCalls[0].id',
+        'iteration.$': '$.step.iteration',
+        'name.$': '$.step.toolCalls[0].name',
+        needsApproval: false,
       },
-      resultPath: sfn.JsonPath.DISCARD,
-    });
-    tools.itemProcessor(gate);
-
-    // The next iteration's state: the same ids, the counter plus one, nothing else carried.
-    const next = new sfn.Pass(this, 'NextIteration', {
-      parameters: {
-        'runId.$': '$.runId',
-        'agent.$': '$.agent',
-        'conversationId.$': '$.conversationId',
-        'maxIterations.$': '$.maxIterations',
-        'model.$': '$.model',
-        'iteration.$': 'States.MathAdd($.iteration, 1)',
-        'segmentEnd.$': '$.segmentEnd',
-      },
-    });
+      false,
+    );
+    onlyTool.next(inference);
 
     // Continue-as-new: the loop goes on in a child execution of this same state machine, named
     // after the run, agent and iteration (a retried start cannot start it twice), and this
@@ -233,14 +250,14 @@ export class AgentLoop extends Construct {
         Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
         Parameters: {
           'StateMachineArn.$': '$$.StateMachine.Id',
-          'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.iteration)",
+          'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.step.next)",
           Input: {
             'runId.$': '$.runId',
             'agent.$': '$.agent',
             'conversationId.$': '$.conversationId',
             'maxIterations.$': '$.maxIterations',
             'model.$': '$.model',
-            'iteration.$': '$.iteration',
+            'iteration.$': '$.step.next',
             'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
           },
         },
@@ -256,6 +273,7 @@ export class AgentLoop extends Construct {
       causePath: '$.continuation.parsed.Cause',
     });
     continueAsNew.addCatch(parseContinuation.next(continuationFailed), { errors: ['States.ALL'], resultPath: '$.failure' });
+
     // The message is formatted in a Pass state: a path is what every interpreter accepts in CausePath.
     const tooMany = new sfn.Pass(this, 'DescribeLimit', {
       parameters: {
@@ -263,10 +281,6 @@ export class AgentLoop extends Construct {
       },
       resultPath: '$.limit',
     }).next(new sfn.Fail(this, 'MaxIterationsExceeded', { error: 'MaxIterationsExceeded', causePath: '$.limit.message' }));
-    const withinLimit = new sfn.Choice(this, 'WithinLimit')
-      .when(sfn.Condition.numberGreaterThanEqualsJsonPath('$.iteration', '$.maxIterations'), tooMany)
-      .when(sfn.Condition.numberGreaterThanEqualsJsonPath('$.iteration', '$.segmentEnd'), continueAsNew)
-      .otherwise(inference);
 
     const done = new sfn.Succeed(this, 'Done', { outputPath: '$.step' });
     const refused = new sfn.Fail(this, 'Refused', {
@@ -279,7 +293,12 @@ export class AgentLoop extends Construct {
     });
 
     const route = new sfn.Choice(this, 'Route')
-      .when(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), tools)
+      .when(
+        sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.booleanEquals('$.step.gated', true)),
+        gatedTools,
+      )
+      .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[1]')), tools)
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), onlyTool)
       .when(
         sfn.Condition.or(
           sfn.Condition.stringEquals('$.step.stopReason', 'end_turn'),
@@ -289,11 +308,11 @@ export class AgentLoop extends Construct {
       )
       .when(sfn.Condition.stringEquals('$.step.stopReason', 'refusal'), refused)
       .when(sfn.Condition.stringEquals('$.step.stopReason', 'model_context_window_exceeded'), tooLong)
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'iteration_limit'), tooMany)
+      .when(sfn.Condition.stringEquals('$.step.stopReason', 'continue'), continueAsNew)
       // max_tokens, pause_turn and answer_required: the next inference step repairs or resumes
       // the turn, or asks for the structured answer the run still needs.
-      .otherwise(next);
-    tools.next(next);
-    next.next(withinLimit);
+      .otherwise(inference);
 
     // A step that failed for good: fail with its error name and a readable cause. Lambda puts
     // a JSON document in the cause; its errorMessage is what a person needs.
@@ -316,7 +335,7 @@ export class AgentLoop extends Construct {
         ),
       )
       .otherwise(failPlain);
-    for (const task of [inference, tools]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
+    for (const task of [inference, tools, gatedTools, onlyTool]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {

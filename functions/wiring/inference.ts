@@ -3,7 +3,7 @@
  * entry names the provider it bundles; logging, metrics and the step are the same.
  */
 import { metricNames } from '../core/metrics.js';
-import { type InferenceResult, InferenceInput, inferenceStep } from '../core/steps/inference.js';
+import { type InferenceResult, InferenceInput, type LoopBound, loopInferenceStep } from '../core/steps/inference.js';
 import { parseEvent } from '../core/step-input.js';
 import { count, countTokens, dimensions, instrumented, logger, meteredModel, stepKeys } from '../adapters/aws/telemetry.js';
 import { listingSources } from './external.js';
@@ -11,7 +11,7 @@ import type { ProviderWiring } from './model.js';
 import { wire } from './wire.js';
 
 /** A Lambda handler running one inference step with the given model wiring, its tokens counted. */
-export function inferenceHandler(model: ProviderWiring): (event: unknown) => Promise<InferenceResult> {
+export function inferenceHandler(model: ProviderWiring): (event: unknown) => Promise<InferenceResult | LoopBound> {
   const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources });
   // The step streams the answer into live text (wiring.liveText); a failed write is only logged.
   const deps = { ...wiring, livePolicy: { log: (message: string, detail: Record<string, unknown>) => logger.warn(message, detail) } };
@@ -19,7 +19,11 @@ export function inferenceHandler(model: ProviderWiring): (event: unknown) => Pro
     instrumented(stepKeys(event), async () => {
       const input = parseEvent(InferenceInput, event);
       dimensions({ agent: input.agent });
-      const result = await inferenceStep(input, deps);
+      const result = await loopInferenceStep(input, deps);
+      if (!('seq' in result)) {
+        logger.info('The step is at a bound of the loop', { stopReason: result.stopReason });
+        return result;
+      }
       count(metricNames.iterations);
       logger.info('Inference step finished', { stopReason: result.stopReason, toolCalls: result.toolCalls.length, seq: result.seq });
       return result;

@@ -32,40 +32,112 @@ async function functionModules(): Promise<object[]> {
 /** Transient errors no agent-loop step throws: Step Functions refused the API or the intake, whose callers repeat the request. */
 const outsideTheLoop = ['OrchestratorUnavailable'];
 
+interface MachineState {
+  Type: string;
+  Next?: string;
+  End?: boolean;
+  Default?: string;
+  Choices?: Condition[];
+  ItemProcessor?: Machine;
+}
+interface Machine {
+  StartAt: string;
+  States: Record<string, MachineState>;
+}
+type Condition = { Variable?: string; StringEquals?: string; BooleanEquals?: boolean; IsPresent?: boolean; And?: Condition[]; Or?: Condition[]; Next?: string };
+
+/** The value at a `$.a.b[1]` path of `input`. */
+const valueAt = (input: unknown, path: string) =>
+  path.slice(2).replace(/\[(\d+)\]/g, '.$1').split('.').reduce<unknown>((v, key) => (v as Record<string, unknown> | undefined)?.[key], input);
+
+/** Whether a Choice rule holds for `input` (the comparisons the loop's Choices use). */
+function holds(rule: Condition, input: unknown): boolean {
+  if (rule.And) return rule.And.every((r) => holds(r, input));
+  if (rule.Or) return rule.Or.some((r) => holds(r, input));
+  const value = valueAt(input, rule.Variable ?? '$');
+  if (rule.StringEquals !== undefined) return value === rule.StringEquals;
+  if (rule.BooleanEquals !== undefined) return value === rule.BooleanEquals;
+  if (rule.IsPresent !== undefined) return (value !== undefined) === rule.IsPresent;
+  throw new Error(`A Choice rule this walk does not know: ${JSON.stringify(rule)}`);
+}
+
+/**
+ * The states one iteration enters, from Inference until it is back at Inference: what Step
+ * Functions bills as transitions. `step` is the state after the step; `item` one Map item (the
+ * Map's items are walked once, for one tool call).
+ */
+function hotPath(machine: Machine, state: unknown, item: unknown = {}): string[] {
+  const walk = (m: Machine, from: string, input: unknown, stopAt?: string): string[] => {
+    const entered: string[] = [];
+    for (let name: string | undefined = from; name !== undefined && name !== stopAt; ) {
+      const s: MachineState | undefined = m.States[name];
+      if (!s) throw new Error(`No state ${name}`);
+      entered.push(name);
+      if (entered.length > 50) throw new Error('The walk does not come back to Inference');
+      if (s.Type === 'Map' && s.ItemProcessor) entered.push(...walk(s.ItemProcessor, s.ItemProcessor.StartAt, item));
+      name = s.Type === 'Choice' ? (s.Choices?.find((rule) => holds(rule, input))?.Next ?? s.Default) : s.End ? undefined : s.Next;
+    }
+    return entered;
+  };
+  return ['Inference', ...walk(machine, machine.States.Inference?.Next ?? '', state, 'Inference')];
+}
+
 describe('AgentLoop', () => {
-  it('loops Inference → Route → Tools → NextIteration with bounded concurrency and small payloads', () => {
+  it('loops Inference → Route → Tools → Inference, the bounds checked in the step, with bounded concurrency and small payloads', () => {
     const loop = definitionOf(template, 'AgentLoop');
     const states = loop.States as Record<string, Record<string, unknown>>;
     expect(loop.StartAt).toBe('Begin');
+    expect(states.Start).toMatchObject({ Type: 'Pass', Parameters: { segmentEnd: 60, step: { next: 0 } }, Next: 'Inference' });
     expect(states.Inference).toMatchObject({
       Type: 'Task',
       Next: 'Route',
       TimeoutSeconds: 360,
+      // The step's result as it is: ids and counters only (invariant 1).
       ResultPath: '$.step',
-      ResultSelector: { 'stopReason.$': '$.Payload.stopReason', 'toolCalls.$': '$.Payload.toolCalls', 'seq.$': '$.Payload.seq' },
+      Parameters: { 'iteration.$': '$.step.next', 'maxIterations.$': '$.maxIterations', 'segmentEnd.$': '$.segmentEnd' },
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'DescribeFailure' }],
     });
     expect(states.Route?.Choices).toEqual([
-      { Variable: '$.step.stopReason', StringEquals: 'tool_use', Next: 'Tools' },
+      { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.gated', BooleanEquals: true }], Next: 'GatedTools' },
+      { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[1]', IsPresent: true }], Next: 'Tools' },
+      { Variable: '$.step.stopReason', StringEquals: 'tool_use', Next: 'OnlyTool' },
       { Or: [{ Variable: '$.step.stopReason', StringEquals: 'end_turn' }, { Variable: '$.step.stopReason', StringEquals: 'stop_sequence' }], Next: 'Done' },
       { Variable: '$.step.stopReason', StringEquals: 'refusal', Next: 'Refused' },
       { Variable: '$.step.stopReason', StringEquals: 'model_context_window_exceeded', Next: 'ContextFull' },
+      { Variable: '$.step.stopReason', StringEquals: 'iteration_limit', Next: 'DescribeLimit' },
+      { Variable: '$.step.stopReason', StringEquals: 'continue', Next: 'ContinueAsNew' },
     ]);
-    expect(states.Route?.Default).toBe('NextIteration');
-    expect(states.Tools).toMatchObject({ Type: 'Map', MaxConcurrency: 8, ItemsPath: '$.step.toolCalls', ResultPath: null, Next: 'NextIteration' });
-    expect(states.WithinLimit).toMatchObject({
-      Choices: [
-        { Variable: '$.iteration', NumericGreaterThanEqualsPath: '$.maxIterations', Next: 'DescribeLimit' },
-        { Variable: '$.iteration', NumericGreaterThanEqualsPath: '$.segmentEnd', Next: 'ContinueAsNew' },
-      ],
-      Default: 'Inference',
+    expect(states.MaxIterationsExceeded).toEqual({ Type: 'Fail', Error: 'MaxIterationsExceeded', CausePath: '$.limit.message' });
+    // max_tokens, pause_turn and answer_required go straight on to the next step.
+    expect(states.Route?.Default).toBe('Inference');
+    for (const map of ['Tools', 'GatedTools']) {
+      expect(states[map]).toMatchObject({ Type: 'Map', MaxConcurrency: 8, ItemsPath: '$.step.toolCalls', ResultPath: null, Next: 'Inference' });
+    }
+    expect(states.OnlyTool).toMatchObject({
+      Type: 'Task',
+      Parameters: { 'toolUseId.$': '$.step.toolCalls[0].id', 'seq.$': '$.step.seq', needsApproval: false },
+      ResultPath: null,
+      Next: 'Inference',
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'DescribeFailure' }],
     });
     expect(states.ContinueAsNew).toMatchObject({
       Type: 'Task',
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] },
-      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.iteration)" },
+      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.step.next)", Input: { 'iteration.$': '$.step.next' } },
     });
-    expect(states.MaxIterationsExceeded).toEqual({ Type: 'Fail', Error: 'MaxIterationsExceeded', CausePath: '$.limit.message' });
+  });
+
+  it('enters three states per iteration with one tool call, four with several, two with none: a state added to the hot path is noticed', () => {
+    const loop = definitionOf(template, 'AgentLoop') as unknown as Machine;
+    const call = { id: 'toolu_1', name: 'read_file', needsApproval: false };
+    const turn = (calls: unknown[], gated = false) => ({ step: { stopReason: 'tool_use', gated, toolCalls: calls } });
+    expect(hotPath(loop, turn([call]))).toEqual(['Inference', 'Route', 'OnlyTool']);
+    // Parallel calls: the Map, and each item its tool step (one item walked here).
+    expect(hotPath(loop, turn([call, call]), call)).toEqual(['Inference', 'Route', 'Tools', 'Tool']);
+    // max_tokens and pause_turn: the step and the Route, then the next step.
+    expect(hotPath(loop, { step: { stopReason: 'max_tokens', gated: false, toolCalls: [] } })).toEqual(['Inference', 'Route']);
+    // A turn with a gated call pays for its gate, and only such a turn.
+    expect(hotPath(loop, turn([call], true), call)).toEqual(['Inference', 'Route', 'GatedTools', 'NeedsApproval', 'GatedTool']);
   });
 
   it('retries transient errors with backoff and full jitter, and nothing else', () => {
@@ -96,22 +168,22 @@ describe('AgentLoop', () => {
     const missing = Object.fromEntries(
       steps.map(([name, step]) => [name, retryable.filter((error) => !step.Retry?.some((r) => r.ErrorEquals.includes(error)))]),
     );
-    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], Tool: [] });
+    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [] });
   });
 
   it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
     const loop = definitionOf(template, 'AgentLoop');
-    const processor = (loop.States as Record<string, { ItemProcessor: { StartAt: string; States: Record<string, Record<string, unknown>> } }>).Tools
+    const processor = (loop.States as Record<string, { ItemProcessor: { StartAt: string; States: Record<string, Record<string, unknown>> } }>).GatedTools
       ?.ItemProcessor;
     const states = processor?.States ?? {};
     expect(processor?.StartAt).toBe('NeedsApproval');
     expect(states.NeedsApproval).toEqual({
       Type: 'Choice',
       Choices: [{ Variable: '$.needsApproval', BooleanEquals: true, Next: 'RequestApproval' }],
-      Default: 'Tool',
+      Default: 'GatedTool',
     });
     expect(states.RequestApproval).toMatchObject({ Type: 'Task', ResultPath: '$.approval', Next: 'AlreadyDecided' });
-    expect(states.AlreadyDecided).toMatchObject({ Choices: [{ Variable: '$.approval.decided', BooleanEquals: true, Next: 'Tool' }], Default: 'AnnounceApproval' });
+    expect(states.AlreadyDecided).toMatchObject({ Choices: [{ Variable: '$.approval.decided', BooleanEquals: true, Next: 'GatedTool' }], Default: 'AnnounceApproval' });
     const approvalFn = { 'Fn::GetAtt': [logicalIdOf(template, 'ApprovalFunction', 'AWS::Lambda::Function'), 'Arn'] };
     const wait = states.AwaitDecision as { Retry: { ErrorEquals: string[] }[]; Catch: unknown[] } & Record<string, unknown>;
     expect(wait).toMatchObject({
@@ -119,12 +191,12 @@ describe('AgentLoop', () => {
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::lambda:invoke.waitForTaskToken']] },
       Parameters: { FunctionName: approvalFn, Payload: { step: 'await', 'toolUseId.$': '$.toolUseId', 'token.$': '$$.Task.Token' } },
       TimeoutSeconds: 86_400,
-      Next: 'Tool',
+      Next: 'GatedTool',
     });
     expect(wait.HeartbeatSeconds).toBeUndefined();
     // A reviewer's silence is not a fault to retry: it ends in the tool step, denied with reason timeout.
     expect(wait.Retry.flatMap((r) => r.ErrorEquals)).not.toContain('States.Timeout');
-    expect(wait.Catch).toEqual([{ ErrorEquals: ['States.Timeout', 'ApprovalDecided'], ResultPath: null, Next: 'Tool' }]);
+    expect(wait.Catch).toEqual([{ ErrorEquals: ['States.Timeout', 'ApprovalDecided'], ResultPath: null, Next: 'GatedTool' }]);
     expect(states.AnnounceApproval).toMatchObject({
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::events:putEvents']] },
       Parameters: {
@@ -139,7 +211,7 @@ describe('AgentLoop', () => {
       },
       Next: 'AwaitDecision',
     });
-    expect(states.Tool).toMatchObject({ Parameters: { 'needsApproval.$': '$.needsApproval' }, End: true });
+    expect(states.GatedTool).toMatchObject({ Parameters: { 'needsApproval.$': '$.needsApproval' }, End: true });
 
     const shorter = synthesize((app) => new StepwiseStack(app, 'Short', { approvalTimeout: Duration.minutes(10) }));
     const defs = shorter.template.findResources('AWS::StepFunctions::StateMachine');

@@ -4,7 +4,7 @@ import { conversationIdOf } from '../../functions/core/conversation.js';
 import { MaxIterationsExceeded, ModelRefused, runAgentLoop } from '../../functions/core/loop.js';
 import { type Message, toolResult } from '../../functions/core/messages.js';
 import type { ModelRequest } from '../../functions/core/model.js';
-import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { inferenceStep, loopInferenceStep } from '../../functions/core/steps/inference.js';
 import { capResult, defaultMaxResultChars, toolStep } from '../../functions/core/steps/tool.js';
 import { ToolRegistry, defineTool } from '../../functions/core/tools/registry.js';
 import { builtinTools } from '../../functions/core/names.js';
@@ -63,11 +63,28 @@ describe('the agent loop over the steps', () => {
       say('ok'),
     );
     const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
-    expect(step).toEqual({ stopReason: 'tool_use', toolCalls: [{ id: 'toolu_a', name: 'calculator', needsApproval: false }, { id: 'toolu_b', name: 'calculator', needsApproval: false }], iteration: 0, seq: 1 });
+    expect(step).toEqual({ stopReason: 'tool_use', toolCalls: [{ id: 'toolu_a', name: 'calculator', needsApproval: false }, { id: 'toolu_b', name: 'calculator', needsApproval: false }], gated: false, iteration: 0, next: 1, seq: 1 });
     await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_b' }, core.deps);
     await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
     await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps);
     expect(core.model.requests[1]?.messages.at(-1)).toEqual({ role: 'user', content: [toolResult('toolu_a', '2'), toolResult('toolu_b', '4')] });
+  });
+
+  it('checks the loop\'s bounds in the step: says so at maxIterations and at the segment\'s end, reading nothing', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 1 }]), say('ok'));
+    const refuse = { get: () => { throw new Error('read'); } };
+    const untouched = { ...core.deps, conversations: new Proxy(core.deps.conversations, refuse), runs: new Proxy(core.deps.runs, refuse) };
+    expect(await loopInferenceStep({ runId: 'run-1', agent: 'single', iteration: 3, maxIterations: 3, segmentEnd: 60 }, untouched)).toEqual({
+      stopReason: 'iteration_limit', toolCalls: [], gated: false, iteration: 3, next: 3,
+    });
+    expect(await loopInferenceStep({ runId: 'run-1', agent: 'single', iteration: 2, maxIterations: 5, segmentEnd: 2 }, untouched)).toEqual({
+      stopReason: 'continue', toolCalls: [], gated: false, iteration: 2, next: 2,
+    });
+    // Within both bounds it is the step itself, and says which iteration comes next.
+    const step = await loopInferenceStep({ runId: 'run-1', agent: 'single', iteration: 0, maxIterations: 1, segmentEnd: 1 }, core.deps);
+    expect(step).toMatchObject({ stopReason: 'tool_use', iteration: 0, next: 1, seq: 1 });
+    expect(core.model.requests).toHaveLength(1);
   });
 
   it('stops at maxIterations with an error that names the limit', async () => {

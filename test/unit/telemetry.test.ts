@@ -77,7 +77,8 @@ let executionEnded: (event: unknown) => Promise<unknown>;
 
 beforeAll(async () => {
   shared.core = await memoryCore('What is 6 times 7?');
-  inference = (await import('../../functions/handlers/inference.js')).handler;
+  // The tests here never reach a segment's end, so every step answers with its message's seq.
+  inference = (await import('../../functions/handlers/inference.js')).handler as typeof inference;
   tool = (await import('../../functions/handlers/tool.js')).handler;
   intake = (await import('../../functions/handlers/run-requested.js')).handler;
   executionEnded = (await import('../../functions/handlers/execution-ended.js')).handler;

@@ -44,8 +44,14 @@ export class ScriptExhausted extends StepwiseError {
 
 export class ScriptedModel implements ModelProvider {
   private readonly turns: TurnSource[];
-  /** Every request received, deep-copied, in order. */
+  /**
+   * Every request received, deep-copied, in order, for tests. A model loaded from a script file
+   * (`STEPWISE_SCRIPT`: `npm run dev`, the local stack) keeps none: it lives as long as the server,
+   * and each request holds the whole conversation.
+   */
   readonly requests: ModelRequest[] = [];
+  private recording = true;
+  private received = 0;
 
   /** The turns every run replays from its first, when the model was made with `perRun`. */
   private script: readonly ScriptedTurn[] | undefined;
@@ -64,7 +70,9 @@ export class ScriptedModel implements ModelProvider {
 
   /** Loads a script from a JSON file (an array of `{ content, stopReason?, usage?, pacing? }`), replayed per run. */
   static fromFile(path: string): ScriptedModel {
-    return ScriptedModel.perRun(readScript(path));
+    const model = ScriptedModel.perRun(readScript(path));
+    model.recording = false;
+    return model;
   }
 
   /** Adds turns to the shared queue. */
@@ -76,10 +84,11 @@ export class ScriptedModel implements ModelProvider {
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     const { signal: _signal, onProgress: _onProgress, ...copyable } = request;
-    this.requests.push(structuredClone(copyable));
+    this.received++;
+    if (this.recording) this.requests.push(structuredClone(copyable));
     const source = this.script ? scriptTurn(this.script, request) : this.turns.shift();
     if (!source) {
-      throw new ScriptExhausted(`The script has no turn left for request ${this.requests.length}.`);
+      throw new ScriptExhausted(`The script has no turn left for request ${this.received}.`);
     }
     const turn = ScriptedTurn.parse(typeof source === 'function' ? await source(request) : source);
     await generateInPieces(turn, request);

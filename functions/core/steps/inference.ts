@@ -58,6 +58,13 @@ export const InferenceInput = z.object({
   conversationId: z.string().min(1).optional(),
   /** The model the run asked for; empty or absent for the deployment's default. */
   model: z.string().optional(),
+  /** The agent's iteration limit: a step at it answers `iteration_limit` before it reads anything (invariant 9). */
+  maxIterations: z.number().int().positive().optional(),
+  /**
+   * Where this execution of the loop hands over to a fresh one (continue-as-new, docs/ARCHITECTURE.md): a step at it
+   * returns `continue` at once, and the fresh execution runs it.
+   */
+  segmentEnd: z.number().int().positive().optional(),
 });
 export type InferenceInput = z.infer<typeof InferenceInput>;
 
@@ -77,11 +84,41 @@ export const InferenceResult = z.object({
   stopReason: z.union([StopReason, z.literal('answer_required')]),
   /** The calls to run now; empty unless `stopReason` is `tool_use`. */
   toolCalls: z.array(ToolCallRef),
+  /** Whether any of `toolCalls` waits for a reviewer: the loop runs such a turn's calls through its gate. */
+  gated: z.boolean(),
   iteration: z.number().int().nonnegative(),
+  /** The iteration the loop runs next (the state machine carries no counter of its own). */
+  next: z.number().int().nonnegative(),
   /** The sequence number of the stored assistant message, for the tool steps. */
   seq: z.number().int().nonnegative(),
 });
 export type InferenceResult = z.infer<typeof InferenceResult>;
+
+/**
+ * A step at one of the loop's bounds, which did nothing: at `maxIterations` (`iteration_limit`: the
+ * run fails with `MaxIterationsExceeded`), or at its execution's `segmentEnd` (`continue`: a fresh
+ * execution runs this iteration, continue-as-new).
+ */
+export interface LoopBound {
+  stopReason: 'iteration_limit' | 'continue';
+  toolCalls: [];
+  gated: false;
+  iteration: number;
+  next: number;
+}
+
+/**
+ * The state machine's Inference task: the loop's bounds, then the step. The bounds are checked
+ * here so the state machine needs no states of its own on every iteration to count
+ * (docs/ARCHITECTURE.md, "The agent loop"); it routes on the answer.
+ */
+export async function loopInferenceStep(input: InferenceInput, deps: InferenceDeps): Promise<InferenceResult | LoopBound> {
+  const { iteration, maxIterations, segmentEnd } = input;
+  const bound = (stopReason: LoopBound['stopReason']): LoopBound => ({ stopReason, toolCalls: [], gated: false, iteration, next: iteration });
+  if (maxIterations !== undefined && iteration >= maxIterations) return bound('iteration_limit');
+  if (segmentEnd !== undefined && iteration >= segmentEnd) return bound('continue');
+  return inferenceStep(input, deps);
+}
 
 export interface InferenceDeps {
   conversations: ConversationStore;
@@ -129,7 +166,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const answered = findStep(conversation.messages, runId, iteration);
     if (answered) return settle(answered, conversation, input, deps, run);
     const finished = finishedBy(conversation, profile, runId);
-    if (finished) return { stopReason: 'end_turn', toolCalls: [], iteration, seq: finished.seq };
+    if (finished) return { stopReason: 'end_turn', toolCalls: [], gated: false, iteration, next: iteration + 1, seq: finished.seq };
     const opening = await openingFor(conversation, input, deps);
     const next = planUserMessage(conversation, runId, iteration, opening, schema && answerMissing(conversation, runId));
     if (!next) break;
@@ -306,10 +343,13 @@ async function settle(
   if (answer) await answerFinalCalls(answer, message, input, deps);
   const calls = reason === 'tool_use' ? toolUses(message).filter((call) => !(answer && call.name === finalAnswerTool)) : [];
   const gated = new Set(calls.length && deps.approvals ? await deps.approvals.toolsFor(input.runId) : []);
+  const toolCalls = calls.map(({ id, name }) => ({ id, name, needsApproval: gated.has(name) }));
   return {
     stopReason: answer?.output ? 'end_turn' : schema && ended ? 'answer_required' : reason,
-    toolCalls: calls.map(({ id, name }) => ({ id, name, needsApproval: gated.has(name) })),
+    toolCalls,
+    gated: toolCalls.some((call) => call.needsApproval),
     iteration: input.iteration,
+    next: input.iteration + 1,
     seq: message.seq,
   };
 }
