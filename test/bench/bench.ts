@@ -177,7 +177,11 @@ async function bundles() {
   return results;
 }
 
-const iterations = Number(process.argv[2] ?? 200);
+// `npm run bench -- [iterations] [--loop]`: `--loop` prints only the agent-loop measures (about a
+// minute), for trying a change to the loop; without it, everything.
+const args = process.argv.slice(2);
+const loopOnly = args.includes('--loop');
+const iterations = Number(args.find((arg) => !arg.startsWith('--')) ?? 200);
 console.log(`Stepwise bench (${new Date().toISOString()}, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores)\n`);
 
 const { main: loop, growth } = await measure(iterations);
@@ -219,6 +223,8 @@ console.log(row(['Step Functions', 'Lambda', 'DynamoDB', 'S3', 'total']));
 console.log(row(['---', '---', '---', '---', '---']));
 const total = cost.transitions + cost.lambda + cost.dynamo + cost.s3;
 console.log(row([`$${cost.transitions.toFixed(4)}`, `$${cost.lambda.toFixed(4)}`, `$${cost.dynamo.toFixed(4)}`, `$${cost.s3.toFixed(4)}`, `$${total.toFixed(4)}`]));
+
+if (loopOnly) process.exit(0);
 
 const cache = await cacheShare(30);
 console.log(`\n## Prompt cache over ${cache.requests} requests\n`);
