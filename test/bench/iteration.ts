@@ -44,8 +44,10 @@ interface RequestSpan extends Span {
   service: Service;
   /** The API operation: `Query`, `GetObject`, … */
   operation: string;
-  /** What it touched: the DynamoDB item family and sort key shape, or the S3 key prefix. */
+  /** What it touched: the S3 key prefix; a DynamoDB request's is read from its body when reported. */
   family: string;
+  /** A DynamoDB request's body, as the emulator received it. */
+  body?: string;
   /** Bytes of the request's and the response's bodies (their `content-length`). */
   sent: number;
   received: number;
@@ -185,8 +187,9 @@ export class IterationProfile {
     this.unread.delete(client);
     const chunks: Buffer[] = [];
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    // Kept as it is: parsing it now would count as the request's time.
     request.once('end', () => {
-      span.family = dynamoTarget(Buffer.concat(chunks).toString('utf8'));
+      span.body = Buffer.concat(chunks).toString('utf8');
     });
   }
 }
@@ -328,7 +331,8 @@ export interface RequestKind {
 export function requestKinds(profile: IterationProfile): RequestKind[] {
   const kinds = new Map<string, { kind: RequestKind; spans: RequestSpan[] }>();
   for (const span of profile.requests) {
-    const { fn, service, operation, family } = span;
+    const { fn, service, operation } = span;
+    const family = span.body === undefined ? span.family : dynamoTarget(span.body);
     const id = [fn, service, operation, family].join('\u0000');
     const entry = kinds.get(id) ?? { kind: { fn, service, operation, family, count: 0, ms: 0, sent: 0, received: 0 }, spans: [] };
     entry.spans.push(span);
