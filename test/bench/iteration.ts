@@ -15,6 +15,9 @@
  * - the interpreter is what is left of the wall time between two inference steps: the ASL
  *   interpreter and the local runtime between states, including the Lambda invoke's JSON round
  *   trip of event and result (the event loop's busy and idle time there are told apart).
+ *
+ * Measuring costs a little: on Node 20 an async context enables promise hooks for the whole
+ * process (about 2% of its CPU in a profile of the bench), spread over every phase.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { subscribe, unsubscribe } from 'node:diagnostics_channel';
