@@ -49,6 +49,11 @@ export interface LocalStackOptions {
   wrapHandler?: (name: string, handler: LocalHandler) => LocalHandler;
   /** Functions the local Lambda API serves, by name: the handlers of Lambda tools. */
   functions?: Record<string, LocalFunctionHandler>;
+  /**
+   * Runs each HTTP API request inside it (measuring: the bench tells the requests the API
+   * function makes from the handlers' by the async context this sets, as `wrapHandler` does for theirs).
+   */
+  aroundApi?: <T>(work: () => T) => T;
 }
 
 export interface LocalStack {
@@ -72,9 +77,10 @@ export interface LocalStack {
  */
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   let app: { fetch(request: Request): Response | Promise<Response> } | undefined;
+  const around = options.aroundApi ?? (<T>(work: () => T) => work());
   // Without http2 options the adaptor makes a plain node:http server.
   const server = await startLoopbackServer(
-    createAdaptorServer({ fetch: (request) => app?.fetch(request) ?? starting() }) as Server,
+    createAdaptorServer({ fetch: (request) => around(() => app?.fetch(request) ?? starting()) }) as Server,
     options.port ?? 8787,
   );
   const undo: (() => unknown)[] = [() => server.close()];

@@ -12,17 +12,17 @@ import { join } from 'node:path';
 import { build } from 'esbuild';
 import { esbuildOptionsOf } from '../../lib/bundling.js';
 import { toWire } from '../../functions/adapters/model/anthropic.js';
-import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
-import type { ScriptedModel } from '../../functions/adapters/model/scripted.js';
+import { ScriptedModel, type ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import { runAgentLoop } from '../../functions/core/loop.js';
 import { pricesOf } from '../../functions/core/prices.js';
-import type { LocalHandler } from '../../local/runtime/runtime.js';
 import type { RequestCounts } from '../../local/stand-ins/emulators.js';
 import { startLocalStack } from '../../local/stack.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
 import { consoleReport, measureConsole } from './console.js';
+import { IterationProfile, type Phases, type RequestKind, phasesOf, requestKinds } from './iteration.js';
+import { requestsReport } from './requests.js';
 import { measureStartup, startupReport } from './startup.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -59,6 +59,8 @@ interface RunFigures {
   transitions: number;
   invocations: number;
   stats: RequestCounts;
+  phases: Phases;
+  requests: RequestKind[];
 }
 
 const growthLengths = [10, 100, 1000];
@@ -70,20 +72,19 @@ async function measure(iterations: number) {
   // Every run replays the script from its first turn: the long run to its end, the growth runs
   // for their first iterations, where their limit stops them.
   writeFileSync(scriptFile, JSON.stringify(script(iterations - 1)));
-  let starts: number[] = [];
-  let invocations = 0;
+  const profile = new IterationProfile({
+    dynamo: () => portOf(process.env.STEPWISE_DYNAMODB_ENDPOINT),
+    s3: () => portOf(process.env.STEPWISE_S3_ENDPOINT),
+  });
+  profile.attach(ScriptedModel.prototype);
   const stack = await startLocalStack({
     port: 0,
     env: { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: scriptFile, STEPWISE_MODEL: 'claude-bench' },
-    wrapHandler: (name: string, handler: LocalHandler): LocalHandler => async (event) => {
-      invocations++;
-      if (name === 'inference') starts.push(performance.now());
-      return handler(event);
-    },
+    wrapHandler: profile.wrapHandler,
+    aroundApi: profile.aroundApi,
   });
   const runOnce = async (body: Record<string, unknown>): Promise<RunFigures> => {
-    starts = [];
-    invocations = 0;
+    profile.reset();
     stack.requestCounter.reset();
     const before = new Set(stack.runtime.list().map((e) => e.executionArn));
     const res = await fetch(`${stack.url}/runs`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -91,13 +92,16 @@ async function measure(iterations: number) {
     await stack.runtime.idle();
     const run = (await (await fetch(`${stack.url}/runs/${runId}`)).json()) as { status: string };
     const executions = stack.runtime.list().filter((e) => !before.has(e.executionArn));
+    const starts = profile.invocations.filter((i) => i.fn === 'inference').map((i) => i.start);
     return {
       status: run.status,
       iterations: starts.length,
       gaps: starts.slice(1).map((t, i) => t - (starts[i] ?? t)),
       transitions: executions.reduce((n, e) => n + e.transitions, 0),
-      invocations,
+      invocations: profile.invocations.length,
       stats: await stack.requestCounter.snapshot(),
+      phases: phasesOf(profile),
+      requests: requestKinds(profile),
     };
   };
   try {
@@ -115,8 +119,11 @@ async function measure(iterations: number) {
     return { main, growth };
   } finally {
     await stack.close();
+    profile.close();
   }
 }
+
+const portOf = (url: string | undefined) => (url ? new URL(url).port : undefined);
 
 async function cacheShare(steps: number) {
   const core = await memoryCore('Read the file again and again.');
@@ -177,7 +184,11 @@ async function bundles() {
   return results;
 }
 
-const iterations = Number(process.argv[2] ?? 200);
+// `npm run bench -- [iterations] [--loop]`: `--loop` prints only the agent-loop measures (about a
+// minute), for trying a change to the loop; without it, everything.
+const args = process.argv.slice(2);
+const loopOnly = args.includes('--loop');
+const iterations = Number(args.find((arg) => !arg.startsWith('--')) ?? 200);
 console.log(`Stepwise bench (${new Date().toISOString()}, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores)\n`);
 
 const { main: loop, growth } = await measure(iterations);
@@ -192,6 +203,22 @@ for (const [op, n] of Object.entries(loop.stats.dynamo)) console.log(row([`Dynam
 console.log(row(['DynamoDB bytes read (responses)', '', '', perIteration(loop.stats.dynamoBytesOut)]));
 console.log(row(['DynamoDB bytes written (requests)', '', '', perIteration(loop.stats.dynamoBytesIn)]));
 for (const [op, n] of Object.entries(loop.stats.s3)) console.log(row([`S3 ${op}`, '', '', perIteration(n)]));
+
+const { phases } = loop;
+console.log(`\n## Where the time of an iteration goes (mean of ${phases.iterations} iterations)\n`);
+console.log(row(['phase', 'ms per iteration (mean)', 'share']));
+console.log(row(['---', '---', '---']));
+for (const { phase, ms } of phases.phases) console.log(row([phase, ms.toFixed(2), `${((ms / phases.wallMs) * 100).toFixed(0)}%`]));
+console.log(row(['sum: mean wall ms between inference steps', phases.wallMs.toFixed(2), '100%']));
+console.log(
+  `\nThe phases add up to the mean wall time between inference steps (${phases.wallMs.toFixed(1)} ms; median ${median(loop.gaps).toFixed(1)} ms): ` +
+    'handler calls, requests and model calls are timed, the interpreter is what is left between them. ' +
+    `There the event loop was busy ${(phases.busyBetween * 100).toFixed(0)}% of the time (computing, not waiting). ` +
+    `Garbage collection paused the process ${phases.gcMs.toFixed(2)} ms per iteration, inside the phases above.`,
+);
+
+console.log(`\n## Every DynamoDB and S3 request of the run, and why (client-side ms and bytes)\n`);
+console.log(requestsReport(loop.requests, loop.iterations));
 
 console.log(`\n## Growth with history (${growthIterations} iterations on a session that already holds N messages)\n`);
 console.log(row(['messages before', 'median ms / iteration', 'DynamoDB requests / iteration', 'DynamoDB KiB read / iteration', 'S3 requests / iteration']));
@@ -215,10 +242,15 @@ const cost = {
   s3: s3Gets * per1000 * prices.s3PerGet + s3Puts * per1000 * prices.s3PerPut,
 };
 console.log(`\n## AWS cost per 1,000 iterations, model excluded (prices: test/bench/prices.json)\n`);
-console.log(row(['Step Functions', 'Lambda', 'DynamoDB', 'S3', 'total']));
-console.log(row(['---', '---', '---', '---', '---']));
+console.log(row(['', 'transitions / iteration', 'Step Functions', 'Lambda', 'DynamoDB', 'S3', 'total']));
+console.log(row(['---', '---', '---', '---', '---', '---', '---']));
 const total = cost.transitions + cost.lambda + cost.dynamo + cost.s3;
-console.log(row([`$${cost.transitions.toFixed(4)}`, `$${cost.lambda.toFixed(4)}`, `$${cost.dynamo.toFixed(4)}`, `$${cost.s3.toFixed(4)}`, `$${total.toFixed(4)}`]));
+// The figures issue 23 started from, kept to compare with (Lambda, DynamoDB and S3 were not recorded apart).
+console.log(row(['before (issue 23)', '7.08', '$0.1769', '—', '—', '—', '$0.1807']));
+const dollars = (usd: number) => `$${usd.toFixed(4)}`;
+console.log(row(['measured', perIteration(loop.transitions), dollars(cost.transitions), dollars(cost.lambda), dollars(cost.dynamo), dollars(cost.s3), dollars(total)]));
+
+if (loopOnly) process.exit(0);
 
 const cache = await cacheShare(30);
 console.log(`\n## Prompt cache over ${cache.requests} requests\n`);
