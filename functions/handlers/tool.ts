@@ -1,12 +1,12 @@
 /** Lambda: one tool call of an agent loop. */
-import { callingSources, externalConfig } from '../wiring/external.js';
+import { callingSources } from '../wiring/external.js';
 import { agentProfile } from '../core/agents.js';
 import { metricNames, otherTool } from '../core/metrics.js';
 import { mcpSeparator } from '../core/tools/external.js';
 import { ToolInput, type ToolStepResult, toolStep } from '../core/steps/tool.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { scopedWorkspaces } from '../wiring/workspaces.js';
-import { wire } from '../wiring/wire.js';
+import { externalConfig, wire } from '../wiring/wire.js';
 import { parseEvent } from '../core/step-input.js';
 
 const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });

@@ -3,27 +3,15 @@
  * the inference function, invoked by the tool function, which alone bundles the Lambda client).
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { toolNames } from '../core/names.js';
-import { type ToolSource, externalToolsConfig, listedLambdaTools } from '../core/tools/external.js';
+import { type ToolSource, listedLambdaTools } from '../core/tools/external.js';
 import { LambdaToolSource } from '../adapters/tools/lambda.js';
 import { McpToolSource } from '../adapters/tools/mcp.js';
 import { logger } from '../adapters/aws/telemetry.js';
-import { type Env, localCredentials, sdkAttempts } from './wire.js';
+import { type Env, externalConfig, localCredentials, sdkAttempts } from './wire.js';
 
 /** Logs a warning on the invocation's structured log (with its runId, agent and iteration keys). */
 export function logWarning(message: string, detail: Record<string, unknown>): void {
   logger.warn(message, detail);
-}
-
-/** The configured servers and tools, checked together: unique names, no built-in name taken. */
-export function externalConfig(env: Pick<Env, 'STEPWISE_MCP_SERVERS' | 'STEPWISE_LAMBDA_TOOLS'>) {
-  const parsed = externalToolsConfig(toolNames).safeParse({ mcpServers: env.STEPWISE_MCP_SERVERS, lambdaTools: env.STEPWISE_LAMBDA_TOOLS });
-  if (!parsed.success) {
-    const variable = (path: PropertyKey[]) => (path[0] === 'mcpServers' ? 'STEPWISE_MCP_SERVERS' : 'STEPWISE_LAMBDA_TOOLS');
-    const problems = parsed.error.issues.map((i) => `${variable(i.path)}.${i.path.slice(1).join('.')}: ${i.message}`).join('; ');
-    throw new Error(`Stepwise is misconfigured: ${problems}`);
-  }
-  return parsed.data;
 }
 
 function mcpSources(env: Env, mcpServers: ReturnType<typeof externalConfig>['mcpServers']): ToolSource[] {

@@ -16,9 +16,10 @@ import type { LiveText, LiveTextReader } from '../core/live.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model.js';
 import type { RunStore } from '../core/runs.js';
 import type { RunEventSources } from '../core/stream-reader.js';
-import { type ExternalToolNames, ExternalTools, type ToolCatalogStore, type ToolSource } from '../core/tools/external.js';
+import { type ExternalToolNames, ExternalTools, type ToolCatalogStore, type ToolSource, externalToolsConfig } from '../core/tools/external.js';
 import { type PlanStore, type ToolLimits, defaultToolLimits } from '../core/tools/registry.js';
 import type { Workspace } from '../core/workspace.js';
+import { toolNames } from '../core/names.js';
 import { BlobStore } from '../adapters/s3/blobs.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
@@ -179,6 +180,21 @@ export function readEnv(source: Record<string, string | undefined>): Env {
 }
 
 /** Only the external tools' configuration variables (parsed as `readEnv` parses them). */
+/**
+ * The configured servers and tools, checked together: unique names, no built-in name taken. Here,
+ * not beside the tool sources, so the local stack can read it without loading the functions'
+ * telemetry before it has set the environment that telemetry reads when it loads.
+ */
+export function externalConfig(env: Pick<Env, 'STEPWISE_MCP_SERVERS' | 'STEPWISE_LAMBDA_TOOLS'>) {
+  const parsed = externalToolsConfig(toolNames).safeParse({ mcpServers: env.STEPWISE_MCP_SERVERS, lambdaTools: env.STEPWISE_LAMBDA_TOOLS });
+  if (!parsed.success) {
+    const variable = (path: PropertyKey[]) => (path[0] === 'mcpServers' ? 'STEPWISE_MCP_SERVERS' : 'STEPWISE_LAMBDA_TOOLS');
+    const problems = parsed.error.issues.map((i) => `${variable(i.path)}.${i.path.slice(1).join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Stepwise is misconfigured: ${problems}`);
+  }
+  return parsed.data;
+}
+
 export function readExternalToolsEnv(source: Record<string, string | undefined>): z.infer<typeof ExternalToolsEnv> {
   return parseEnv(ExternalToolsEnv, source);
 }
