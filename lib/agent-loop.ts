@@ -298,7 +298,7 @@ export class AgentLoop extends Construct {
         gatedTools,
       )
       .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[1]')), tools)
-      .when(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), onlyTool)
+      .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[0]')), onlyTool)
       .when(
         sfn.Condition.or(
           sfn.Condition.stringEquals('$.step.stopReason', 'end_turn'),
@@ -311,7 +311,8 @@ export class AgentLoop extends Construct {
       .when(sfn.Condition.stringEquals('$.step.stopReason', 'iteration_limit'), tooMany)
       .when(sfn.Condition.stringEquals('$.step.stopReason', 'continue'), continueAsNew)
       // max_tokens, pause_turn and answer_required: the next inference step repairs or resumes
-      // the turn, or asks for the structured answer the run still needs.
+      // the turn, or asks for the structured answer the run still needs; and a tool_use turn
+      // with nothing left to run (its only call was final_answer, answered by the step itself).
       .otherwise(inference);
 
     // A step that failed for good: fail with its error name and a readable cause. Lambda puts

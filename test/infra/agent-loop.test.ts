@@ -100,7 +100,7 @@ describe('AgentLoop', () => {
     expect(states.Route?.Choices).toEqual([
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.gated', BooleanEquals: true }], Next: 'GatedTools' },
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[1]', IsPresent: true }], Next: 'Tools' },
-      { Variable: '$.step.stopReason', StringEquals: 'tool_use', Next: 'OnlyTool' },
+      { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[0]', IsPresent: true }], Next: 'OnlyTool' },
       { Or: [{ Variable: '$.step.stopReason', StringEquals: 'end_turn' }, { Variable: '$.step.stopReason', StringEquals: 'stop_sequence' }], Next: 'Done' },
       { Variable: '$.step.stopReason', StringEquals: 'refusal', Next: 'Refused' },
       { Variable: '$.step.stopReason', StringEquals: 'model_context_window_exceeded', Next: 'ContextFull' },
@@ -134,6 +134,8 @@ describe('AgentLoop', () => {
     expect(hotPath(loop, turn([call]))).toEqual(['Inference', 'Route', 'OnlyTool']);
     // Parallel calls: the Map, and each item its tool step (one item walked here).
     expect(hotPath(loop, turn([call, call]), call)).toEqual(['Inference', 'Route', 'Tools', 'Tool']);
+    // A tool_use turn whose only call the step answered itself (final_answer) goes straight on.
+    expect(hotPath(loop, turn([]))).toEqual(['Inference', 'Route']);
     // max_tokens and pause_turn: the step and the Route, then the next step.
     expect(hotPath(loop, { step: { stopReason: 'max_tokens', gated: false, toolCalls: [] } })).toEqual(['Inference', 'Route']);
     // A turn with a gated call pays for its gate, and only such a turn.
