@@ -11,8 +11,8 @@
  * overwrite. Bodies over `inlineLimitBytes` live in S3 and the item holds the key.
  *
  * Because items are written once and never change, a warm Lambda keeps the conversations it
- * has read and asks DynamoDB only for what follows its last message: a step reads the new
- * messages, not the whole history again.
+ * has read, and what it wrote to them, and asks DynamoDB only for what follows its last message:
+ * a step reads the new tool results, not the whole history again.
  */
 import { type DynamoDBDocumentClient, GetCommand, PutCommand, type QueryCommandInput, paginateQuery } from '@aws-sdk/lib-dynamodb';
 import * as z from 'zod';
@@ -96,8 +96,11 @@ export class DynamoConversationStore implements ConversationStore {
   async load(conversationId: string): Promise<Conversation> {
     const cached = this.cache.get(conversationId);
     this.cache.delete(conversationId);
-    // Read again from the last message known: its results may have been written since.
-    const from = cached?.records.findLast(({ record }) => record.kind === 'message')?.sk ?? 'm#';
+    // Read what may be new: every item after the last message known (its results and summary,
+    // which may have been written since, and the messages after it). What this store wrote
+    // itself is known already (`remember`), so a step reads only what others wrote.
+    const last = cached?.records.findLast(({ record }) => record.kind === 'message')?.sk;
+    const from = last === undefined ? 'm#' : `${last}#`;
     const kept = cached?.records.filter(({ sk }) => sk < from) ?? [];
     const fresh = await this.withBodies(await this.query(conversationId, from, 'm#~'));
     const records = [...kept, ...fresh.map((entry) => ({ sk: entry.item.sk, record: toRecord(entry) }))];
@@ -145,6 +148,7 @@ export class DynamoConversationStore implements ConversationStore {
 
   async append(conversationId: string, message: NewMessage): Promise<boolean> {
     const sk = `m#${seqKey(message.seq)}`;
+    const json = JSON.stringify(message.content);
     const item: Record<string, unknown> = {
       pk: pkOf(conversationId),
       sk,
@@ -152,20 +156,23 @@ export class DynamoConversationStore implements ConversationStore {
       role: message.role,
       meta: message.meta,
       ...(message.carries ? { carriesSeq: message.carries.seq, carriesCount: message.carries.count } : {}),
-      ...(await this.body(conversationId, sk, JSON.stringify(message.content))),
+      ...(await this.body(conversationId, sk, json)),
     };
-    return this.putNew(item);
+    if (!(await this.putNew(item))) return false;
+    this.remember(conversationId, item, json);
+    return true;
   }
 
   async putResult(conversationId: string, seq: number, index: number, result: ToolResultBlock, options: ResultOptions = {}): Promise<ToolResultBlock> {
     const { fullOutput } = options;
     const sk = resultSk(seq, index);
+    const json = JSON.stringify(result);
     const item = {
       pk: pkOf(conversationId),
       sk,
       seq,
       index,
-      ...(await this.body(conversationId, sk, JSON.stringify(result))),
+      ...(await this.body(conversationId, sk, json)),
       // Kept only when false: a result item without it is one whose call ran.
       ...(options.ran === false ? { ran: false } : {}),
       // The whole output of a result the model sees cut, kept for people and later tools.
@@ -173,14 +180,21 @@ export class DynamoConversationStore implements ConversationStore {
         ? {}
         : { fullOutputRef: await this.blobs.put(`conversations/${encodeURIComponent(conversationId)}/${sk}-full`, fullOutput), fullOutputChars: fullOutput.length }),
     };
-    if (await this.putNew(item)) return result;
+    if (await this.putNew(item)) {
+      this.remember(conversationId, item, json);
+      return result;
+    }
     return ToolResultBlock.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Result', 'Reading a tool result')));
   }
 
   async putCompaction(conversationId: string, compaction: Compaction): Promise<Compaction> {
     const sk = `m#${seqKey(compaction.atSeq)}${compactionMarker}`;
-    const item = { pk: pkOf(conversationId), sk, ...(await this.body(conversationId, sk, JSON.stringify(compaction))) };
-    if (await this.putNew(item)) return compaction;
+    const json = JSON.stringify(compaction);
+    const item = { pk: pkOf(conversationId), sk, ...(await this.body(conversationId, sk, json)) };
+    if (await this.putNew(item)) {
+      this.remember(conversationId, item, json);
+      return compaction;
+    }
     return Compaction.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Summary', 'Reading a summary')));
   }
 
@@ -208,6 +222,20 @@ export class DynamoConversationStore implements ConversationStore {
       if (await this.putNew({ ...item, pk: pkOf(to) })) written++;
     });
     return written;
+  }
+
+  /**
+   * Keeps an item this store has just written in the conversation's cached records, in key order,
+   * as a load would read it (the same record from the same JSON), so the next load need not read
+   * it back. Only a conversation already cached: a load starts from its records.
+   */
+  private remember(conversationId: string, item: Record<string, unknown>, body: string): void {
+    const cached = this.cache.get(conversationId);
+    if (!cached) return;
+    const entry = { item: ItemBase.parse(item), body };
+    const at = cached.records.findIndex(({ sk }) => sk >= entry.item.sk);
+    if (at >= 0 && cached.records[at]?.sk === entry.item.sk) return;
+    cached.records.splice(at < 0 ? cached.records.length : at, 0, { sk: entry.item.sk, record: toRecord(entry) });
   }
 
   /** The body of the item a conditional write found already there: the first writer's. */
