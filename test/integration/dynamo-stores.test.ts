@@ -85,7 +85,10 @@ describe('DynamoConversationStore', () => {
             await reader.load(conversationId);
           }
         }
-        expect(await reader.load(conversationId)).toEqual(await aws.wiring().conversations.load(conversationId));
+        const cold = await aws.wiring().conversations.load(conversationId);
+        expect(await reader.load(conversationId)).toEqual(cold);
+        // The writer keeps what it wrote instead of reading it back, and still sees what a cold read sees.
+        expect(await writer.load(conversationId)).toEqual(cold);
       }),
       { numRuns: 40 },
     );
@@ -103,6 +106,18 @@ describe('DynamoConversationStore', () => {
     const again = await aws.emulators.requests.snapshot();
     expect(again.dynamo).toEqual({ Query: 1 });
     expect(again.dynamoBytesOut).toBeLessThan(whole / 20);
+
+    // What a store wrote itself it does not read back: an inference step's own user message and
+    // answer (5 KB each here) cost nothing on its next load; only another writer's result is read.
+    await writer.load(long);
+    await writer.append(long, { seq: 61, role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_61', name: 'read_file', input: { path: 'x'.repeat(5_000) } }], meta });
+    await reader.putResult(long, 61, 0, toolResult('toolu_61', 'ok'));
+    aws.emulators.requests.reset();
+    const seen = await writer.load(long);
+    expect(seen.pendingResults).toEqual([toolResult('toolu_61', 'ok')]);
+    const own = await aws.emulators.requests.snapshot();
+    expect(own.dynamo).toEqual({ Query: 1 });
+    expect(own.dynamoBytesOut).toBeLessThan(1_000);
   });
 
   it('splices stored results into the message that carries them, in call order', async () => {
