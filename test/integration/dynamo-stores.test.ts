@@ -15,13 +15,17 @@ let counter = 0;
 const freshId = () => `conv-${Date.now()}-${counter++}`;
 
 async function rawItems(conversationId: string) {
+  return rawItemsOf(`conv#${conversationId}`);
+}
+
+async function rawItemsOf(pk: string) {
   const { dynamo } = awsClients(readEnv(aws.env));
   const doc = DynamoDBDocumentClient.from(dynamo);
   const out = await doc.send(
     new QueryCommand({
       TableName: aws.emulators.table,
       KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': `conv#${conversationId}` },
+      ExpressionAttributeValues: { ':pk': pk },
     }),
   );
   return out.Items ?? [];
@@ -286,6 +290,30 @@ describe('DynamoRunStore', () => {
       estimatedCostUsd: 0.5,
       updatedAt: expect.any(String),
     });
+  });
+
+  it('counts a summary and an answer of a step once each, never a stale retry of an earlier step, and keeps the record from growing with the steps', async () => {
+    const { runs } = aws.wiring();
+    const run = { ...newRun('run-store-marks', 'goal'), mode: 'multi' as const };
+    await runs.create(run);
+    const usage = { inputTokens: 1, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    await runs.recordStep(run.runId, 'architect', 0, { usage, call: 'summary' });
+    await runs.recordStep(run.runId, 'architect', 0, { usage });
+    // The step retried: its summary and its answer again.
+    await runs.recordStep(run.runId, 'architect', 0, { usage, call: 'summary' });
+    await runs.recordStep(run.runId, 'architect', 0, { usage });
+    await runs.recordStep(run.runId, 'architect', 1, { usage });
+    // A stale duplicate of step 0 that finishes after step 1, and the other agent's own step 0.
+    await runs.recordStep(run.runId, 'architect', 0, { usage });
+    await runs.recordStep(run.runId, 'coder', 0, { usage });
+    expect((await runs.get(run.runId))?.usageByAgent).toMatchObject({ architect: { inputTokens: 3 }, coder: { inputTokens: 1 } });
+
+    const [before] = (await rawItemsOf(`run#${run.runId}`)).filter((item) => item.sk === 'run');
+    for (let i = 2; i < 60; i++) await runs.recordStep(run.runId, 'architect', i, { usage });
+    const [after] = (await rawItemsOf(`run#${run.runId}`)).filter((item) => item.sk === 'run');
+    expect(after?.['counted#architect']).toBe(119);
+    expect(JSON.stringify(after).length - JSON.stringify(before).length).toBeLessThan(50);
+    expect((await runs.get(run.runId))?.usage.inputTokens).toBe(62);
   });
 
   it('keeps a large goal in S3 and returns it whole', async () => {

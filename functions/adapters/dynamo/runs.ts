@@ -30,6 +30,9 @@ export interface DynamoRunOptions {
   clock?: () => Date;
 }
 
+/** Each agent's counted mark on the run record: `counted#<agent>`, the last call whose usage was added (see `recordStep`). */
+const countedPrefix = 'counted#';
+
 export class DynamoRunStore implements RunStore {
   private readonly clock: () => Date;
 
@@ -88,6 +91,7 @@ export class DynamoRunStore implements RunStore {
       result,
       ...rest
     } = item;
+    for (const name of Object.keys(rest)) if (name.startsWith(countedPrefix)) delete rest[name];
     let goal = rest.goal;
     if (typeof goalRef === 'string') {
       goal = this.goals.get(goalRef) ?? (await this.options.blobs.get(goalRef));
@@ -144,8 +148,13 @@ export class DynamoRunStore implements RunStore {
   }
 
   async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<void> {
-    // A summary call is counted apart from the step's answer (once each).
+    // Each call is counted once: an agent's steps run one after another, and within a step its
+    // summary before its answer, so a mark that only grows (2 × iteration, + 1 for the answer)
+    // tells a counted call from a new one in a few bytes, where a set of every counted step made
+    // the item, and so the write's cost, grow with the run. Records from before the mark also
+    // keep their set (`countedSteps`), still checked.
     const step = call === 'summary' ? `${agent}#${iteration}#summary` : `${agent}#${iteration}`;
+    const mark = iteration * 2 + (call === 'summary' ? 0 : 1);
     try {
       await guard('Recording a step', () =>
         this.options.doc.send(
@@ -153,19 +162,19 @@ export class DynamoRunStore implements RunStore {
             TableName: this.options.table,
             Key: key(runId),
             UpdateExpression:
-              'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, countedSteps :step, ' +
+              'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
               '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
               '#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost ' +
-              `SET iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
-            ConditionExpression: 'attribute_exists(pk) AND NOT contains(countedSteps, :stepName)',
-            ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', ...(result ? { '#result': 'result' } : {}) },
+              `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
+            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
+            ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result ? { '#result': 'result' } : {}) },
             ExpressionAttributeValues: {
               ':in': usage.inputTokens,
               ':out': usage.outputTokens,
               ':cr': usage.cacheReadInputTokens,
               ':cw': usage.cacheCreationInputTokens,
               ':cost': costUsd ?? 0,
-              ':step': new Set([step]),
+              ':mark': mark,
               ':stepName': step,
               ':iterations': iteration + 1,
               ':now': this.clock().toISOString(),
