@@ -40,6 +40,8 @@ interface Span {
 
 interface Invocation extends Span {
   fn: string;
+  /** An inference invocation at a bound of the loop (`continue`, `iteration_limit`): no step, no model call. */
+  bound?: boolean;
 }
 
 interface RequestSpan extends Span {
@@ -100,10 +102,13 @@ export class IterationProfile {
       this.between.active += active;
       this.between.idle += idle;
     }
+    let bound = false;
     try {
-      return await this.context.run(fn, () => handler(event));
+      const result = await this.context.run(fn, () => handler(event));
+      bound = fn === 'inference' && typeof result === 'object' && result !== null && !('seq' in result);
+      return result;
     } finally {
-      this.invocations.push({ fn, start, end: performance.now() });
+      this.invocations.push({ fn, start, end: performance.now(), ...(bound ? { bound } : {}) });
       this.lastExit = performance.eventLoopUtilization();
     }
   };

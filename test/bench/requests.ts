@@ -9,16 +9,16 @@ import { type RequestKind, orchestrator } from './iteration.js';
 /** Why each kind of request is made: `<function> <operation> <item family>`, as the table prints them. */
 export const why: Record<string, string> = {
   // The inference step (functions/core/steps/inference.ts, functions/adapters/dynamo/conversations.ts).
-  'inference Query conv# sk BETWEEN m#<n> AND m#~':
-    'loads the conversation; a warm container keeps what it read and asks only from the last message it read (whose results may have come since), so one request however long the history',
+  'inference Query conv# sk BETWEEN m#<n># AND m#~':
+    "loads what is new of the conversation: a warm container keeps what it read and what it wrote, and asks only for what follows the last message it knows (that message's tool results, written since by the tool steps), so one small request however long the history",
   'inference Query conv# sk BETWEEN m# AND m#~':
-    "the same load with nothing kept yet: the agent's first step (empty) and the second (the first step's own writes are not kept), reading the conversation from its start",
+    "the same load with nothing kept yet (an agent's first step in a container): the conversation from its start",
   'inference PutItem conv# m#<n>':
     "two a step, each message its own item written only if absent (invariants 2, 3): the user message that carries the last turn's tool results (by reference, they stay in their items) and the model's answer",
   'inference UpdateItem run# run':
-    "recordStep: adds the step's tokens and cost to the run record once (the step's name in countedSteps is the condition), sets iterations and updatedAt; usage, cost and budgets read it",
+    "recordStep: adds the step's tokens and cost to the run record once (the condition is the agent's counted mark, one number that only grows), sets iterations and updatedAt; usage, cost and budgets read it",
   'inference GetItem run# run':
-    "an agent's first step only, three reads of the run record: its controls (budget, output schema, owner; kept by a warm container when there is no budget), its goal for the opening message, its gated tools (approvals.toolsFor, projected, kept per run)",
+    "an agent's first step only, two reads of the run record: the record (its controls, kept by a warm container when there is no budget, and its goal or plan for the opening message), and its gated tools (approvals.toolsFor, projected, kept per run)",
   // The tool step (functions/core/steps/tool.ts).
   'tool Query conv# sk BETWEEN m#<n> AND m#<n>#r#~':
     'loadTurn: the assistant message holding the call and any results already stored, in one request; a stored result is returned without running the tool again (invariant 3)',

@@ -87,6 +87,19 @@ describe('the agent loop over the steps', () => {
     expect(core.model.requests).toHaveLength(1);
   });
 
+  it('reads the run record once on an agent\'s first step, and not again on a warm one', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 1 }]), say('ok'));
+    const runs = core.deps.runs;
+    let reads = 0;
+    const counting = { ...core.deps, runs: Object.assign(Object.create(runs) as typeof runs, { get: (runId: string) => (reads++, runs.get(runId)) }) };
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, counting);
+    expect(reads).toBe(1);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, counting);
+    expect(reads).toBe(1);
+  });
+
   it('stops at maxIterations with an error that names the limit', async () => {
     const core = await memoryCore();
     for (let i = 0; i < 3; i++) core.model.addTurn(use([`toolu_${i}`, 'calculator', { operation: 'add', a: i, b: i }]));

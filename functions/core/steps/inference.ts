@@ -155,7 +155,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const conversationId = input.conversationId ?? conversationIdOf(runId, agent);
   const profile = (deps.profile ?? agentProfile)(agent);
   // The run's budget and output schema, before the model is called.
-  const run = await runControls(runId, deps);
+  const { controls: run, record } = await runControls(runId, deps);
   const schema = answerSchema(run, agent);
 
   // Bring the conversation up to date. If another writer took the sequence number first (a
@@ -167,7 +167,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     if (answered) return settle(answered, conversation, input, deps, run);
     const finished = finishedBy(conversation, profile, runId);
     if (finished) return { stopReason: 'end_turn', toolCalls: [], gated: false, iteration, next: iteration + 1, seq: finished.seq };
-    const opening = await openingFor(conversation, input, deps);
+    const opening = await openingFor(conversation, input, deps, record);
     const next = planUserMessage(conversation, runId, iteration, opening, schema && answerMissing(conversation, runId));
     if (!next) break;
     for (const [index, result] of next.repairs) {
@@ -417,12 +417,14 @@ async function openingFor(
   conversation: Conversation,
   input: InferenceInput,
   deps: InferenceDeps,
+  /** The run record, if this step has read it already. */
+  record?: Run,
 ): Promise<ContentBlock[] | undefined> {
   if (conversation.messages.some((m) => m.meta.runId === input.runId)) return undefined;
   if (input.iteration !== 0) {
     throw new StepStateInvalid(`Run ${input.runId} has no messages, but step ${input.iteration} was asked for.`);
   }
-  const run = await deps.runs.get(input.runId);
+  const run = record ?? (await deps.runs.get(input.runId));
   if (!run) throw new NotFound(`Run ${input.runId} does not exist.`);
   return openingMessage(run, input.agent);
 }
@@ -527,22 +529,23 @@ const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
 
 /**
  * The run's controls. Its owner, day and output schema never change, so a warm function reads a
- * run without a budget once; a run with one is read on every step, for what it has spent.
+ * run without a budget once; a run with one is read on every step, for what it has spent. The
+ * record itself too, when it was read (an agent's first step opens with its goal or plan).
  */
-async function runControls(runId: string, deps: InferenceDeps): Promise<RunControls | undefined> {
+async function runControls(runId: string, deps: InferenceDeps): Promise<{ controls?: RunControls; record?: Run }> {
   let known = knownRuns.get(deps.runs);
   if (!known) knownRuns.set(deps.runs, (known = new Map()));
   const cached = known.get(runId);
-  if (cached) return cached;
+  if (cached) return { controls: cached };
   const run = await deps.runs.get(runId);
-  if (!run) return undefined;
+  if (!run) return {};
   const { owner, createdAt, budget, output, usage, estimatedCostUsd } = run;
   const controls = { runId, ...(owner ? { owner } : {}), createdAt, ...(budget ? { budget } : {}), ...(output ? { output } : {}), usage, ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}) };
   if (!budget) {
     if (known.size >= 100) known.delete(known.keys().next().value ?? '');
     known.set(runId, controls);
   }
-  return controls;
+  return { controls, record: run };
 }
 
 /** The output schema the agent must answer with, if the run asked for one and this agent answers it. */
