@@ -94,7 +94,12 @@ export class IterationProfile {
     this.unread.clear();
   }
 
-  /** The stack's `wrapHandler`: times the handler and names its function for the requests it makes. */
+  /**
+   * The stack's `wrapHandler`: times the handler and, once attached, names its function for the
+   * requests it makes. Unattached it only times: an async context makes Node 20 turn promise hooks
+   * on for the whole process, which costs about a millisecond an iteration, so the wall times are
+   * measured in a run before any is made.
+   */
   readonly wrapHandler = (fn: string, handler: LocalHandler): LocalHandler => async (event) => {
     const start = performance.now();
     if (this.lastExit) {
@@ -104,7 +109,7 @@ export class IterationProfile {
     }
     let bound = false;
     try {
-      const result = await this.context.run(fn, () => handler(event));
+      const result = await (this.detach ? this.context.run(fn, () => handler(event)) : handler(event));
       bound = fn === 'inference' && typeof result === 'object' && result !== null && !('seq' in result);
       return result;
     } finally {
@@ -114,7 +119,7 @@ export class IterationProfile {
   };
 
   /** The stack's `aroundApi`: the API function's requests are attributed to it. */
-  readonly aroundApi = <T>(work: () => T): T => this.context.run('api', work);
+  readonly aroundApi = <T>(work: () => T): T => (this.detach ? this.context.run('api', work) : work());
 
   /**
    * Starts recording: HTTP requests, GC pauses, and the calls of `generate` on `model` (the
@@ -150,6 +155,7 @@ export class IterationProfile {
   /** Stops recording; the provider's `generate` is the original again. */
   close(): void {
     this.detach?.();
+    this.detach = undefined;
   }
 
   private sent(request: ClientRequest): void {
@@ -284,7 +290,7 @@ const serviceLabels: Record<Service, string> = {
  * per iteration. A handler's own time is its call less the requests and model calls it made.
  */
 export function phasesOf(profile: IterationProfile): Phases {
-  const starts = profile.invocations.filter((i) => i.fn === 'inference').map((i) => i.start).sort((a, b) => a - b);
+  const starts = profile.invocations.filter((i) => i.fn === 'inference' && !i.bound).map((i) => i.start).sort((a, b) => a - b);
   const from = starts[0] ?? 0;
   const to = starts.at(-1) ?? 0;
   const iterations = Math.max(1, starts.length - 1);

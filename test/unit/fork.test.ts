@@ -91,7 +91,7 @@ describe('POST /runs/{runId}/fork', () => {
       { runId: 'run-3', agent: 'single', iteration: 0, conversationId: 'run/run-3/single' },
       { conversations: api.conversations, runs: api.runs, model, settings: { model: 'claude-test', maxTokens: 1024 } },
     );
-    expect(step).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 5 });
+    expect(step).toEqual({ stopReason: 'end_turn', toolCalls: [], gated: false, iteration: 0, next: 1, seq: 5 });
     expect(model.requests[0]?.messages).toEqual([
       { role: 'user', content: [textBlock('Turn one: write a.md.')] },
       { role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_a', name: 'write_file', input: { path: 'a.md', content: 'A' } }] },

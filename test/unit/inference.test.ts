@@ -19,7 +19,7 @@ describe('the end of an agent’s part', () => {
       const step = await inferenceStep(step0, core.deps);
       answers.push({ step, result: core.runs.runs.get('run-1')?.result });
     }
-    const finished = { step: { stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 1 }, result: { response: '5', actionsTaken: [] } };
+    const finished = { step: { stopReason: 'end_turn', toolCalls: [], gated: false, iteration: 0, next: 1, seq: 1 }, result: { response: '5', actionsTaken: [] } };
     expect(answers).toEqual([finished, { ...finished, step: { ...finished.step, stopReason: 'stop_sequence' } }]);
   });
 
@@ -45,7 +45,9 @@ describe('the end of an agent’s part', () => {
     expect(await inferenceStep({ ...step0, agent: 'architect', iteration: 2 }, core.deps)).toEqual({
       stopReason: 'end_turn',
       toolCalls: [],
+      gated: false,
       iteration: 2,
+      next: 3,
       seq: 3,
     });
     expect(core.model.requests).toHaveLength(2);
@@ -69,7 +71,9 @@ describe('the end of an agent’s part', () => {
     expect(await inferenceStep({ ...step0, agent: 'architect', iteration: 1 }, core.deps)).toEqual({
       stopReason: 'end_turn',
       toolCalls: [],
+      gated: false,
       iteration: 1,
+      next: 2,
       seq: 3,
     });
     expect(core.model.requests).toHaveLength(2);
@@ -130,7 +134,7 @@ describe('inferenceStep on a state the loop never wrote', () => {
       void core.conversations.append('run/run-1/single', { seq: 1, role: 'assistant', content: [{ type: 'text', text: 'first' }], meta: { ...step0, stopReason: 'end_turn', usage: zero } });
       return say('second');
     });
-    expect(await inferenceStep(step0, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 1 });
+    expect(await inferenceStep(step0, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], gated: false, iteration: 0, next: 1, seq: 1 });
     expect(core.runs.runs.get('run-1')?.result).toEqual({ response: 'first', actionsTaken: [] });
   });
 
@@ -208,7 +212,7 @@ describe('inferenceStep when another writer takes the sequence number', () => {
       return append(id, message);
     };
     core.model.addTurn(say('5'));
-    expect(await inferenceStep({ ...step0, conversationId: cid }, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 1 });
+    expect(await inferenceStep({ ...step0, conversationId: cid }, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], gated: false, iteration: 0, next: 1, seq: 1 });
   });
 
   it('plans again after a stale step of another run wrote first', async () => {
@@ -224,7 +228,7 @@ describe('inferenceStep when another writer takes the sequence number', () => {
       return append(id, message);
     };
     core.model.addTurn(say('5'));
-    expect(await inferenceStep({ ...step0, conversationId: cid }, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 0, seq: 2 });
+    expect(await inferenceStep({ ...step0, conversationId: cid }, core.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], gated: false, iteration: 0, next: 1, seq: 2 });
   });
 
   it('gives up when the conversation keeps changing under it', async () => {
@@ -254,7 +258,7 @@ describe('inferenceStep, further', () => {
     const paused = await memoryCore();
     paused.model.addTurn({ ...say('searching'), stopReason: 'pause_turn' }, say('found'));
     await inferenceStep(step0, paused.deps);
-    expect(await inferenceStep({ ...step0, iteration: 1 }, paused.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], iteration: 1, seq: 2 });
+    expect(await inferenceStep({ ...step0, iteration: 1 }, paused.deps)).toEqual({ stopReason: 'end_turn', toolCalls: [], gated: false, iteration: 1, next: 2, seq: 2 });
   });
 
   it('reads the conversation once for a step that writes its messages as planned', async () => {
@@ -270,7 +274,7 @@ describe('inferenceStep, further', () => {
   it('hands on no tool call of a turn that stopped for another reason', async () => {
     const core = await memoryCore();
     core.model.addTurn({ ...use(['toolu_1', 'calculator', { operation: 'add', a: 1, b: 1 }]), stopReason: 'max_tokens' });
-    expect(await inferenceStep(step0, core.deps)).toEqual({ stopReason: 'max_tokens', toolCalls: [], iteration: 0, seq: 1 });
+    expect(await inferenceStep(step0, core.deps)).toEqual({ stopReason: 'max_tokens', toolCalls: [], gated: false, iteration: 0, next: 1, seq: 1 });
   });
 
   it('counts nothing for a stored answer that carries no usage', async () => {

@@ -26,6 +26,7 @@ vi.mock('../../functions/wiring/wire.js', () => ({
     env: { STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:Orchestrator' },
     model: typeof parts.model === 'function' ? parts.model({}) : shared.core.model,
   }),
+  externalConfig: () => ({ mcpServers: [], lambdaTools: [] }),
 }));
 vi.mock('../../functions/wiring/model.js', () => ({ modelWiring: () => () => shared.core.model }));
 vi.mock('../../functions/wiring/workspaces.js', () => ({
