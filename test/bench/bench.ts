@@ -255,8 +255,9 @@ console.log(`\n## AWS cost per 1,000 iterations, model excluded (prices: test/be
 console.log(row(['', 'transitions / iteration', 'Step Functions', 'Lambda', 'DynamoDB', 'S3', 'total']));
 console.log(row(['---', '---', '---', '---', '---', '---', '---']));
 const total = cost.transitions + cost.lambda + cost.dynamo + cost.s3;
-// The figures issue 23 started from, kept to compare with (Lambda, DynamoDB and S3 were not recorded apart).
-console.log(row(['before (issue 23)', '7.08', '$0.1769', '—', '—', '—', '$0.1807']));
+// The figures of the seven-state loop (before the step checked its own bounds and one call ran
+// without a Map), kept to compare with; Lambda, DynamoDB and S3 were not recorded apart.
+console.log(row(['before (seven-state loop)', '7.08', '$0.1769', '—', '—', '—', '$0.1807']));
 const dollars = (usd: number) => `$${usd.toFixed(4)}`;
 console.log(row(['measured', perIteration(loop.transitions), dollars(cost.transitions), dollars(cost.lambda), dollars(cost.dynamo), dollars(cost.s3), dollars(total)]));
 

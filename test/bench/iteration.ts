@@ -1,6 +1,6 @@
 /**
  * Where an agent-loop iteration's time goes, and which DynamoDB and S3 requests it makes, for
- * `npm run bench` (issue 23). Everything but the S3 emulator runs in the bench's process, so:
+ * `npm run bench`. Everything but the S3 emulator runs in the bench's process, so:
  *
  * - each Lambda handler call is timed by the stack's `wrapHandler` and runs in an async context
  *   naming its function; the API's requests run in one named `api` (the stack's `aroundApi`); a

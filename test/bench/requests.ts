@@ -1,5 +1,5 @@
 /**
- * Every DynamoDB and S3 request of the bench's agent-loop run, justified (issue 23): each kind of
+ * Every DynamoDB and S3 request of the bench's agent-loop run, justified: each kind of
  * request (function, operation, item family; requests to the other local endpoints too) has a
  * reason here, written from the code that makes it. A kind without one prints UNEXPLAINED, so a new request is noticed; a reason no request
  * matches any more is listed too, so a removed request takes its reason with it.
