@@ -269,20 +269,25 @@ describe('GET /openapi.json', () => {
   });
 });
 
+/** Opens the approval request of run-1's call toolu_1 (a write_file of a.md), as the request step does. */
+function openWriteRequest(api: ReturnType<typeof memoryApi>) {
+  return api.approvals.open({
+    runId: 'run-1',
+    toolUseId: 'toolu_1',
+    agent: 'single',
+    conversationId: 'run/run-1/single',
+    seq: 1,
+    name: 'write_file',
+    input: { path: 'a.md', content: 'A' },
+    requestedAt: '2026-01-01T00:00:00.000Z',
+  });
+}
+
 describe('approvals through the API', () => {
   /** A running run whose call toolu_1 has an approval request (and, unless told, a wait on token-1). */
   async function waitingRun(api: ReturnType<typeof memoryApi>, { waiting = true } = {}) {
     await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: ['write_file'] } });
-    await api.approvals.open({
-      runId: 'run-1',
-      toolUseId: 'toolu_1',
-      agent: 'single',
-      conversationId: 'run/run-1/single',
-      seq: 1,
-      name: 'write_file',
-      input: { path: 'a.md', content: 'A' },
-      requestedAt: '2026-01-01T00:00:00.000Z',
-    });
+    await openWriteRequest(api);
     if (waiting) await api.approvals.attachToken('run-1', 'toolu_1', 'token-1');
   }
 
@@ -344,16 +349,7 @@ describe('approvals through the API', () => {
   it('shows the calls of a run whose policy only has rules: a call a rule makes wait, and the decisions rules made', async () => {
     const api = memoryApi();
     await api.request('POST', '/runs', { goal, mode: 'single', approvals: { rules: [{ tool: 'write_file', action: 'ask' }] } });
-    await api.approvals.open({
-      runId: 'run-1',
-      toolUseId: 'toolu_1',
-      agent: 'single',
-      conversationId: 'run/run-1/single',
-      seq: 1,
-      name: 'write_file',
-      input: { path: 'a.md', content: 'A' },
-      requestedAt: '2026-01-01T00:00:00.000Z',
-    });
+    await openWriteRequest(api);
     expect((await api.request('GET', '/runs/run-1')).body.waitingFor).toEqual([
       { toolUseId: 'toolu_1', name: 'write_file', input: { path: 'a.md', content: 'A' }, requestedAt: '2026-01-01T00:00:00.000Z' },
     ]);
