@@ -271,6 +271,9 @@ describe('the stepwise command', () => {
     mkdirSync(join(dir, 'dist'));
     symlinkSync(resolve('node_modules'), join(dir, 'node_modules'));
     copyFileSync('bin/stepwise.mjs', join(dir, 'bin/stepwise.mjs'));
+    // An ES module package, as the project is: without a package type, this machine's Node 20
+    // loads the .ts source through its CommonJS loader, past the hooks tsx registers for ES modules.
+    copyFileSync('package.json', join(dir, 'package.json'));
     writeFileSync(join(dir, 'bin/stepwise.ts'), "const ran: string = 'source';\nconsole.log(ran);\n");
     const past = new Date(Date.now() - 60_000);
     utimesSync(join(dir, 'bin/stepwise.ts'), past, past);
