@@ -124,6 +124,26 @@ describe('DynamoConversationStore', () => {
     expect(own.dynamoBytesOut).toBeLessThan(1_000);
   });
 
+  it('forgets what it keeps of a conversation when a write of its finds another writer\'s item in place', async () => {
+    const store = aws.wiring().conversations; // a warm Lambda: the next run of a session repairs a call
+    const late = aws.wiring().conversations; // a cancelled run's tool step, writing the real result
+    const usage = { inputTokens: 1, outputTokens: 1, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    const id = freshId();
+    await store.append(id, { seq: 0, role: 'user', content: [{ type: 'text', text: 'go' }], meta });
+    await store.append(id, { seq: 1, role: 'assistant', content: [{ type: 'tool_use', id: 'a', name: 'calculator', input: {} }, { type: 'tool_use', id: 'b', name: 'calculator', input: {} }], meta });
+    await store.putResult(id, 1, 0, toolResult('a', 'ok'));
+    await store.load(id);
+    await late.putResult(id, 1, 1, toolResult('b', 'real'));
+    // The repair loses: the stored result is the late writer's.
+    expect(await store.putResult(id, 1, 1, toolResult('b', 'interrupted', true), { ran: false })).toEqual(toolResult('b', 'real'));
+    await store.append(id, { seq: 2, role: 'user', content: [], meta, carries: { seq: 1, count: 2 } });
+    await late.putCompaction(id, { fromSeq: 1, atSeq: 2, summary: 'theirs', runId: 'r', iteration: 0, usage, model: 'm' });
+    await store.putCompaction(id, { fromSeq: 1, atSeq: 2, summary: 'mine', runId: 'r', iteration: 0, usage, model: 'm' });
+    await store.append(id, { seq: 3, role: 'assistant', content: [{ type: 'text', text: 'done' }], meta });
+    expect(await store.load(id)).toEqual(await aws.wiring().conversations.load(id));
+    expect((await store.load(id)).compaction?.summary).toBe('theirs');
+  });
+
   it('splices stored results into the message that carries them, in call order', async () => {
     const { conversations } = aws.wiring();
     const id = freshId();

@@ -104,9 +104,11 @@ export class DynamoConversationStore implements ConversationStore {
     const kept = cached?.records.filter(({ sk }) => sk < from) ?? [];
     const fresh = await this.withBodies(await this.query(conversationId, from, 'm#~'));
     const records = [...kept, ...fresh.map((entry) => ({ sk: entry.item.sk, record: toRecord(entry) }))];
+    // Kept only once it assembles: records that do not are read whole again next time.
+    const conversation = assembleConversation(records.map(({ record }) => record));
     this.cache.set(conversationId, { records });
     if (this.cache.size > this.cacheSize) this.cache.delete(this.cache.keys().next().value as string);
-    return assembleConversation(records.map(({ record }) => record));
+    return conversation;
   }
 
   async loadTurn(conversationId: string, seq: number): Promise<Turn | undefined> {
@@ -158,7 +160,10 @@ export class DynamoConversationStore implements ConversationStore {
       ...(message.carries ? { carriesSeq: message.carries.seq, carriesCount: message.carries.count } : {}),
       ...(await this.body(conversationId, sk, json)),
     };
-    if (!(await this.putNew(item))) return false;
+    if (!(await this.putNew(item))) {
+      this.cache.delete(conversationId);
+      return false;
+    }
     this.remember(conversationId, item, json);
     return true;
   }
@@ -184,6 +189,8 @@ export class DynamoConversationStore implements ConversationStore {
       this.remember(conversationId, item, json);
       return result;
     }
+    // Another writer's item is in its place: what this store keeps no longer says what is stored.
+    this.cache.delete(conversationId);
     return ToolResultBlock.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Result', 'Reading a tool result')));
   }
 
@@ -195,6 +202,7 @@ export class DynamoConversationStore implements ConversationStore {
       this.remember(conversationId, item, json);
       return compaction;
     }
+    this.cache.delete(conversationId);
     return Compaction.parse(JSON.parse(await this.storedBody(conversationId, sk, 'Summary', 'Reading a summary')));
   }
 
