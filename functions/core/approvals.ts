@@ -243,6 +243,11 @@ export interface ApprovalStore {
   ): Promise<{ recorded: boolean; approval: Approval | undefined }>;
 }
 
+/** A run's policy names an MCP tool its server does not list: the run stops before a call of the tool it meant runs ungated. */
+export class ApprovalPolicyInvalid extends StepwiseError {
+  override readonly name = 'ApprovalPolicyInvalid';
+}
+
 /** An edited input that does not fit the tool's schema: refused like a body that fails its own, naming the fields. */
 export class InvalidEditedInput extends StepwiseError {
   override readonly name = 'InvalidEditedInput';

@@ -28,6 +28,7 @@ describe('the error family', () => {
       { name: 'ApprovalAlreadyDecided', transient: false },
       { name: 'ApprovalDecided', transient: false },
       { name: 'ApprovalNotFound', transient: false },
+      { name: 'ApprovalPolicyInvalid', transient: false },
       { name: 'ContextWindowExceeded', transient: false },
       { name: 'FileTooLarge', transient: false },
       { name: 'Forbidden', transient: false },

@@ -22,11 +22,12 @@ import {
   noExternalTools,
   toolNamePattern,
   unavailableNote,
+  unlistedPolicyTools,
 } from '../../functions/core/tools/external.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { MemoryApprovalStore, RecordingTokens, newRun } from '../support/memory.js';
 import { readEnv } from '../../functions/wiring/wire.js';
-import { type ApprovalRule, InvalidEditedInput, checkEditedInput, decideApproval, requestApproval } from '../../functions/core/approvals.js';
+import { ApprovalPolicyInvalid, type ApprovalRule, InvalidEditedInput, checkEditedInput, decideApproval, requestApproval } from '../../functions/core/approvals.js';
 
 class MemoryCatalogStore implements ToolCatalogStore {
   readonly catalogs = new Map<string, ToolCatalog>();
@@ -248,6 +249,27 @@ describe('external tools in the steps', () => {
     expect(single?.system).toMatch(/could not be listed when this run began and are not offered: mcp:down\.$/);
     expect(architect?.tools.map((t) => t.name)).toEqual(['finish_plan', 'read_file', 'list_files', 'docs__plan']);
     expect(architect?.system).not.toContain('not offered');
+  });
+
+  it('stops a run whose policy names an MCP tool its server does not list, before the model is asked', async () => {
+    const c = await core([new FakeSource('mcp:docs', [tool('docs__search'), tool('docs__fetch')]), new FakeSource('mcp:down', [])]);
+    const approvals = new MemoryApprovalStore();
+    approvals.policies.set('run-1', ['write_file', 'docs__serach', 'down__anything']);
+    c.model.addTurn(say('ok'));
+    await expect(inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, { ...c.deps, approvals })).rejects.toThrow(
+      new ApprovalPolicyInvalid(
+        "The run's approval policy names docs__serach, which is not among the tools its MCP server lists (docs__search, docs__fetch); the run stops rather than let the tool it meant run without approval.",
+      ),
+    );
+    expect(c.model.requests).toHaveLength(0);
+    // Spelled as listed, the run goes on; a server that could not be listed offers nothing to gate.
+    approvals.policies.set('run-1', ['docs__search', 'down__anything']);
+    expect((await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, { ...c.deps, approvals })).stopReason).toBe('end_turn');
+  });
+
+  it('finds the MCP names of a policy that a catalog does not list, and only those', () => {
+    const catalog = { tools: [tool('docs__search'), { ...tool('word_count'), source: 'lambda' }], unavailable: [{ source: 'mcp:down', reason: 'refused', agents: [] }] };
+    expect(unlistedPolicyTools(['calculator', 'word_count', 'docs__search', 'docs__serach', 'down__x', 'other__y'], catalog)).toEqual(['docs__serach', 'other__y']);
   });
 
   it('calls an external tool once, stores its result, and answers a retry from the store', async () => {

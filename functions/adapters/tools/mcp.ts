@@ -19,6 +19,7 @@ import {
   type McpServerConfig,
   type ToolSource,
   defaultExternalAgents,
+  mcpSourceId,
   mcpToolName,
 } from '../../core/tools/external.js';
 
@@ -52,7 +53,7 @@ export class McpToolSource implements ToolSource {
     private readonly server: McpServerConfig,
     private readonly options: McpToolsOptions = {},
   ) {
-    this.id = `mcp:${server.name}`;
+    this.id = mcpSourceId(server.name);
     this.agents = server.agents ?? defaultExternalAgents;
   }
 

@@ -13,7 +13,7 @@ import {
   summaryRequestMessages,
 } from '../compaction.js';
 import { type AgentProfile, agentProfile, openingMessage } from '../agents.js';
-import type { ApprovalStore } from '../approvals.js';
+import { ApprovalPolicyInvalid, type ApprovalStore } from '../approvals.js';
 import { BudgetExceeded, type BudgetSettings, type SpendStore, dailyBudgetSpent, dayOf, notRunForBudget, runBudgetSpent } from '../budgets.js';
 import {
   type Compaction,
@@ -48,7 +48,7 @@ import { AgentName } from '../names.js';
 import { answersRun, checkAnswer, finalAnswerNudge, finalAnswerSpec, finalAnswerSystemNote, finalAnswerTool } from '../output.js';
 import { estimateCost } from '../prices.js';
 import type { Run, RunResult, RunStore } from '../runs.js';
-import { type ExternalTools, externalSpecs, unavailableNote } from '../tools/external.js';
+import { type ExternalTools, type ToolCatalog, externalSpecs, mcpSeparator, unavailableNote, unlistedPolicyTools } from '../tools/external.js';
 
 export const InferenceInput = z.object({
   runId: z.string().min(1),
@@ -189,6 +189,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const policy = deps.context ?? defaultContextPolicy;
   // The run's external tools come from its stored catalog, so every step sends the same bytes.
   const catalog = deps.externalTools ? await deps.externalTools.forRun(runId) : undefined;
+  await checkPolicyNames(catalog, runId, deps);
   const external = externalSpecs(catalog, agent);
   const request = withFinalAnswer(
     {
@@ -352,6 +353,18 @@ async function settle(
     next: input.iteration + 1,
     seq: message.seq,
   };
+}
+
+/** Stops the run when its approval policy names an MCP tool the run's catalog does not list (`unlistedPolicyTools`). */
+async function checkPolicyNames(catalog: ToolCatalog | undefined, runId: string, deps: InferenceDeps): Promise<void> {
+  if (!catalog || !deps.approvals || !catalog.tools.some((tool) => tool.name.includes(mcpSeparator))) return;
+  const unlisted = unlistedPolicyTools(await deps.approvals.toolsFor(runId), catalog);
+  if (!unlisted.length) return;
+  const servers = [...new Set(unlisted.map((name) => name.slice(0, name.indexOf(mcpSeparator))))];
+  const offered = catalog.tools.filter((tool) => servers.some((server) => tool.name.startsWith(`${server}${mcpSeparator}`))).map((tool) => tool.name);
+  throw new ApprovalPolicyInvalid(
+    `The run's approval policy names ${unlisted.join(', ')}, which ${unlisted.length > 1 ? 'are' : 'is'} not among the tools its MCP server lists (${offered.join(', ') || 'none'}); the run stops rather than let the tool it meant run without approval.`,
+  );
 }
 
 /** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2, docs/ARCHITECTURE.md). */

@@ -70,6 +70,27 @@ export function isExternalToolName(names: ExternalToolNames, name: string): bool
   return at > 0 && name.length > at + mcpSeparator.length && names.mcpServers.includes(name.slice(0, at));
 }
 
+/** The source id of an MCP server's tools, as a run's catalog names it (`unavailable`). */
+export function mcpSourceId(server: string): string {
+  return `mcp:${server}`;
+}
+
+/**
+ * The MCP tools (`<server>__<tool>`) a run's approval policy names that its catalog does not list,
+ * though their server was listed: a policy is checked at intake against the configured servers
+ * only (their tools are known once a run lists them), and such a name, misspelled or gone, would
+ * never match a call, so the tool it meant would run ungated. A server that could not be listed
+ * offers the model none of its tools, so none of them can be called.
+ */
+export function unlistedPolicyTools(policyTools: readonly string[], catalog: Pick<ToolCatalog, 'tools' | 'unavailable'>): string[] {
+  const listed = new Set(catalog.tools.map((tool) => tool.name));
+  const down = new Set(catalog.unavailable.map((entry) => entry.source));
+  return policyTools.filter((name) => {
+    const at = name.indexOf(mcpSeparator);
+    return at > 0 && !listed.has(name) && !down.has(mcpSourceId(name.slice(0, at)));
+  });
+}
+
 /** A JSON Schema for a tool's input: an object schema, as the Messages API requires. */
 export const ToolInputSchema = z.looseObject({ type: z.literal('object') });
 
