@@ -160,6 +160,18 @@ describe('a gated MCP tool', () => {
     expect([searches('internal secrets'), searches('public docs')]).toEqual([[], [{ name: 'search', args: { query: 'public docs' } }]]);
   });
 
+  it('fails a run whose policy names a tool its server does not list, before the model is asked', async () => {
+    const tag = local.book.add('misspelled', { turn: use(['toolu_m', 'docs__search', { query: 'ungated' }]) }, { turn: say('Searched.') });
+    const started = await local.post('/runs', { goal: `${tag} Search the docs.`, mode: 'single', approvals: { tools: ['docs__serach'] } });
+    expect(started.status).toBe(202);
+    expect(await local.waitFor(String(started.body.runId))).toMatchObject({
+      status: 'failed',
+      error: { code: 'ApprovalPolicyInvalid', message: expect.stringContaining('names docs__serach, which is not among the tools its MCP server lists (docs__search') },
+    });
+    expect(local.book.requests.get('misspelled') ?? []).toEqual([]);
+    expect(searches('ungated')).toEqual([]);
+  });
+
   it('refuses a policy naming a server the deployment does not have, and writes nothing', async () => {
     const refused = await local.post('/runs', { goal: 'x', mode: 'single', approvals: { tools: ['nosuch__search'] } });
     expect(refused).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.tools.0', message: expect.stringContaining('docs__<tool>, gone__<tool>, down__<tool>') }] } } });
