@@ -239,12 +239,18 @@ export async function createRun(
   // Idempotency keys and sessions are per owner: another caller's key or session id names another record.
   const idempotencyKey = options.idempotencyKey && `${ownerKey(owner)}:${options.idempotencyKey}`;
   let runId = options.runId ?? deps.newId();
+  // Only an id the caller gave, or an earlier request's, can name a run already made: one just
+  // generated names none, and is not looked for.
+  let named = options.runId !== undefined;
   if (idempotencyKey && deps.idempotency) {
     const earlier = await deps.idempotency.get(idempotencyKey, clock());
     if (earlier && earlier.bodyHash !== hash) {
       throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
     }
-    if (earlier) runId = earlier.runId;
+    if (earlier) {
+      runId = earlier.runId;
+      named = true;
+    }
   }
   const start = () =>
     deps.starter.start({
@@ -254,7 +260,7 @@ export async function createRun(
       maxIterations: body.maxIterations,
       model: body.model ?? '',
     });
-  const existing = await deps.runs.get(runId);
+  const existing = named ? await deps.runs.get(runId) : undefined;
   // A run id another caller chose first is not this caller's to repeat (nor to learn about from the answer).
   if (existing && !owns(owner, existing.owner)) throw new RunIdTaken(`The run id ${runId} is taken; choose another.`);
   if (existing) {

@@ -123,6 +123,21 @@ describe('createRun', () => {
     expect(deps.runs.runs.size).toBe(0);
   });
 
+  it('looks for an existing run only under an id the caller or an earlier request named', async () => {
+    const deps = intake();
+    const looked: string[] = [];
+    const get = deps.runs.get.bind(deps.runs);
+    deps.runs.get = (runId: string) => (looked.push(runId), get(runId));
+    await createRun(body, deps, { caller });
+    expect(looked).toEqual([]);
+    await createRun(body, deps, { caller, runId: 'mine' });
+    await createRun(body, deps, { caller, idempotencyKey: 'k1' });
+    expect(looked).toEqual(['mine']);
+    // The key's earlier run is looked for, and answered with.
+    expect(await createRun(body, deps, { caller, idempotencyKey: 'k1' })).toEqual({ runId: 'run-2', status: 'running', phase: 'idle' });
+    expect(looked).toEqual(['mine', 'run-2']);
+  });
+
   it('marks the run failed when the orchestrator refuses to start it', async () => {
     const deps = intake();
     deps.starter.start = async () => {
