@@ -28,7 +28,7 @@ export const why: Record<string, string> = {
   'tool PutObject workspaces/': "the write_file call the model made (the script's first turn)",
   // The API function (functions/core/intake.ts, functions/api/app.ts).
   'api GetItem run# run':
-    'POST /runs: the intake looks for a run of that id first (a repeat answers with it); GET /runs/{runId}: the bench reads the outcome',
+    'GET /runs/{runId}: the bench reads the outcome (POST /runs looks for an existing run only under an id the caller or an earlier request named, not under one it has just generated)',
   'api PutItem run# run': 'POST /runs: creates the run record, only if absent',
   'api StartExecution /': 'POST /runs: starts the orchestrator (the local Step Functions API), its execution named after the runId',
   // The orchestrator's DynamoDB service integrations (lib/orchestrator.ts).
