@@ -92,15 +92,19 @@ export interface StepOutcome {
 }
 
 /** Durable run records. */
+/** What a run has spent so far, in total. */
+export type RunTotals = Pick<Run, 'usage'> & { estimatedCostUsd: number };
+
 export interface RunStore {
   get(runId: string): Promise<Run | undefined>;
   /** Creates the record unless a run with that id exists; `false` when it did. */
   create(run: Run): Promise<boolean>;
   /**
    * Adds one inference step's usage, cost and iteration count, once per (agent, iteration, call)
-   * however often it is called, so a retried step is not counted twice.
+   * however often it is called, so a retried step is not counted twice. Answers the run's totals
+   * after the addition, or `undefined` when there was none (counted already, or no such run).
    */
-  recordStep(runId: string, agent: AgentName, iteration: number, outcome: StepOutcome): Promise<void>;
+  recordStep(runId: string, agent: AgentName, iteration: number, outcome: StepOutcome): Promise<RunTotals | undefined>;
   /** Stores the Architect's plan on the run. */
   savePlan(runId: string, plan: Plan): Promise<void>;
   /** One page of runs, newest first: an owner's, or all of a tenant's. */

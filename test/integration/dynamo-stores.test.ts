@@ -292,9 +292,13 @@ describe('DynamoRunStore', () => {
     expect(await runs.create(run)).toBe(true);
     expect(await runs.create({ ...run, goal: 'other' })).toBe(false);
     const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 2, cacheCreationInputTokens: 1 };
-    await runs.recordStep('run-store-1', 'single', 0, { usage, costUsd: 0.25 });
-    await runs.recordStep('run-store-1', 'single', 0, { usage, costUsd: 0.25 });
-    await runs.recordStep('run-store-1', 'single', 1, { usage, costUsd: 0.25 });
+    // Each count answers the run's totals after it; a repeated one adds nothing and answers none.
+    expect(await runs.recordStep('run-store-1', 'single', 0, { usage, costUsd: 0.25 })).toEqual({ usage, estimatedCostUsd: 0.25 });
+    expect(await runs.recordStep('run-store-1', 'single', 0, { usage, costUsd: 0.25 })).toBeUndefined();
+    expect(await runs.recordStep('run-store-1', 'single', 1, { usage, costUsd: 0.25 })).toEqual({
+      usage: { inputTokens: 20, outputTokens: 10, cacheReadInputTokens: 4, cacheCreationInputTokens: 2 },
+      estimatedCostUsd: 0.5,
+    });
     await runs.recordStep('run-store-1', 'single', 2, { usage: { ...usage, inputTokens: 1 } });
     await runs.finish('run-store-1', { status: 'succeeded', phase: 'complete', result: { response: 'done', actionsTaken: ['calculator'] } });
 

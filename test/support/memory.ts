@@ -21,7 +21,7 @@ import type { AgentName } from '../../functions/core/names.js';
 import type { ConversationFrom, RunEventSources } from '../../functions/core/stream-reader.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
 import type { Plan } from '../../functions/core/plan.js';
-import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
+import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
 import {
   FileTooLarge,
   type ReadOptions,
@@ -163,10 +163,10 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<RunTotals | undefined> {
     const run = this.runs.get(runId);
     const step = `${runId}/${agent}#${iteration}${call === 'summary' ? '#summary' : ''}`;
-    if (!run || this.counted.has(step)) return;
+    if (!run || this.counted.has(step)) return undefined;
     this.counted.add(step);
     run.iterations[agent] = iteration + 1;
     if (result) run.result = result;
@@ -177,6 +177,7 @@ export class MemoryRunStore implements RunStore {
       mine[k] += usage[k];
     }
     run.estimatedCostUsd = (run.estimatedCostUsd ?? 0) + (costUsd ?? 0);
+    return { usage: { ...run.usage }, estimatedCostUsd: run.estimatedCostUsd };
   }
 
   /** Newest first, by owner or tenant, as the table's indexes list them; the cursor is an offset. */

@@ -227,8 +227,9 @@ describe('budget accounting under retried steps', () => {
           };
           const recordStep = runs.recordStep.bind(runs);
           runs.recordStep = async (...args) => {
-            await recordStep(...args);
+            const totals = await recordStep(...args);
             armed('recordStep');
+            return totals;
           };
           const recordRun = spend.recordRun.bind(spend);
           spend.recordRun = async (...args) => {

@@ -100,6 +100,21 @@ describe('the agent loop over the steps', () => {
     expect(reads).toBe(1);
   });
 
+  it('reads a run with a budget once a step: what it has spent after the call comes with its count', async () => {
+    const core = await memoryCore();
+    core.model.addTurn(use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 1 }]), say('ok'));
+    const stored = core.runs.runs.get('run-1');
+    if (stored) stored.budget = { maxTokens: 1_000_000 };
+    const runs = core.deps.runs;
+    let reads = 0;
+    const counting = { ...core.deps, runs: Object.assign(Object.create(runs) as typeof runs, { get: (runId: string) => (reads++, runs.get(runId)) }) };
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, counting);
+    expect(reads).toBe(1);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, counting);
+    expect(reads).toBe(2);
+  });
+
   it('stops at maxIterations with an error that names the limit', async () => {
     const core = await memoryCore();
     for (let i = 0; i < 3; i++) core.model.addTurn(use([`toolu_${i}`, 'calculator', { operation: 'add', a: i, b: i }]));

@@ -9,7 +9,7 @@ import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, Upda
 import { Approval } from '../../core/approvals.js';
 import { type Owner, ownerKey } from '../../core/callers.js';
 import type { AgentName } from '../../core/names.js';
-import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
+import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
 import { type Usage, zeroUsage } from '../../core/messages.js';
 import type { Plan } from '../../core/plan.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
@@ -147,7 +147,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<void> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<RunTotals | undefined> {
     // Each call is counted once: an agent's steps run one after another, and within a step its
     // summary before its answer, so a mark that only grows (2 × iteration, + 1 for the answer)
     // tells a counted call from a new one in a few bytes, where a set of every counted step made
@@ -156,7 +156,7 @@ export class DynamoRunStore implements RunStore {
     const step = call === 'summary' ? `${agent}#${iteration}#summary` : `${agent}#${iteration}`;
     const mark = iteration * 2 + (call === 'summary' ? 0 : 1);
     try {
-      await guard('Recording a step', () =>
+      const updated = await guard('Recording a step', () =>
         this.options.doc.send(
           new UpdateCommand({
             TableName: this.options.table,
@@ -180,12 +180,25 @@ export class DynamoRunStore implements RunStore {
               ':now': this.clock().toISOString(),
               ...(result ? { ':result': toStoredResult(result) } : {}),
             },
+            // The totals after the addition, so a step checking its budget need not read them back.
+            ReturnValues: 'UPDATED_NEW',
           }),
         ),
       );
+      const totals = updated.Attributes ?? {};
+      return {
+        usage: {
+          inputTokens: Number(totals.inputTokens ?? 0),
+          outputTokens: Number(totals.outputTokens ?? 0),
+          cacheReadInputTokens: Number(totals.cacheReadInputTokens ?? 0),
+          cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
+        },
+        estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
+      };
     } catch (error) {
       // Already counted (a retried step), or no such run: either way there is nothing to add.
       if (!isConditionFailed(error)) throw error;
+      return undefined;
     }
   }
 

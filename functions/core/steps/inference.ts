@@ -47,7 +47,7 @@ import {
 import { AgentName } from '../names.js';
 import { answersRun, checkAnswer, finalAnswerNudge, finalAnswerSpec, finalAnswerSystemNote, finalAnswerTool } from '../output.js';
 import { estimateCost } from '../prices.js';
-import type { Run, RunResult, RunStore } from '../runs.js';
+import type { Run, RunResult, RunStore, RunTotals } from '../runs.js';
 import { type ExternalTools, type ToolCatalog, externalSpecs, mcpSeparator, unavailableNote, unlistedPolicyTools } from '../tools/external.js';
 
 export const InferenceInput = z.object({
@@ -223,7 +223,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   // when the model says it no longer fits (invariant 11, docs/ARCHITECTURE.md); a second "too long" is the run's error.
   // Each model call is preceded by a budget check; a summary is counted before the answer is asked for.
   const earlier = madeBy(conversation.compaction, input);
-  await (earlier ? countSummary(earlier, input, deps, run) : stopIfSpent(run, input, deps, false));
+  await (earlier ? countSummary(earlier, input, deps, run) : stopIfSpent(run, input, deps, 'before'));
   let compacted = earlier !== undefined;
   if (!compacted && needsCompaction(conversation, policy, deps.settings.maxTokens)) {
     const shorter = await compact(conversation, conversationId, request, model, input, deps, policy);
@@ -331,16 +331,17 @@ async function settle(
   // With an output schema, only an accepted final_answer finishes the run.
   const finished = schema ? answer?.output !== undefined : ended && answersRun(input.agent);
   const result = finished ? { ...runResult(conversation, input.runId, message), ...(answer?.output ? { output: answer.output } : {}) } : undefined;
+  let totals: RunTotals | undefined;
   if (usage) {
     const costUsd = estimateCost(model ?? '', usage);
-    await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
+    totals = await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
       usage,
       // Stryker disable next-line ConditionalExpression: a cost of 0 for an unpriced call adds nothing to the run's cost
       ...(costUsd !== undefined ? { costUsd } : {}),
       ...(result ? { result } : {}),
     });
   }
-  await stopIfSpent(run, input, deps, true, reason === 'tool_use' ? message : undefined);
+  await stopIfSpent(run, input, deps, totals ?? 'read', reason === 'tool_use' ? message : undefined);
   if (answer) await answerFinalCalls(answer, message, input, deps);
   const calls = reason === 'tool_use' ? toolUses(message).filter((call) => !(answer && call.name === finalAnswerTool)) : [];
   const gated = new Set(calls.length && deps.approvals ? await deps.approvals.toolsFor(input.runId) : []);
@@ -597,26 +598,35 @@ async function answerFinalCalls(
 /** Counts a summary call of this step (once, however often this runs), then stops the run if that spent its budget. */
 async function countSummary(summary: Compaction, input: InferenceInput, deps: InferenceDeps, run: RunControls | undefined): Promise<void> {
   const costUsd = estimateCost(summary.model, summary.usage);
-  await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
+  const totals = await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
     usage: summary.usage,
     ...(costUsd !== undefined ? { costUsd } : {}),
     call: 'summary',
   });
-  await stopIfSpent(run, input, deps, true);
+  await stopIfSpent(run, input, deps, totals ?? 'read');
 }
 
 /**
  * Ends the run with `BudgetExceeded` once its budget, or its owner's daily budget, is spent:
- * checked before each model call (`counted` false: the run as the step read it) and after each
- * call was counted (`counted` true: the run read again, and its cost copied into its owner's
- * daily counter first). The calls of `turn`, the turn that crossed the budget, are answered as
- * not run, so none of them runs and the conversation stays whole.
+ * checked before each model call (`spent` is `before`: the run as the step read it) and after
+ * each call was counted (the run's totals as the count answered them, or `read`: read again,
+ * when the count found the call counted already), its cost copied into its owner's daily counter
+ * first. The calls of `turn`, the turn that crossed the budget, are answered as not run, so none
+ * of them runs and the conversation stays whole.
  */
-async function stopIfSpent(run: RunControls | undefined, input: InferenceInput, deps: InferenceDeps, counted: boolean, turn?: StoredMessage): Promise<void> {
+async function stopIfSpent(
+  run: RunControls | undefined,
+  input: InferenceInput,
+  deps: InferenceDeps,
+  spent: 'before' | 'read' | RunTotals,
+  turn?: StoredMessage,
+): Promise<void> {
   const daily = deps.budgets?.dailyMaxUsd !== undefined && deps.spend !== undefined && run?.owner !== undefined;
   if (!run || (!run.budget && !daily)) return;
-  // A cached run (one without a budget) holds no current spend; after a counted call, read it again.
-  const current: RunControls = counted ? ((await deps.runs.get(run.runId)) ?? run) : run;
+  const counted = spent !== 'before';
+  // A cached run (one without a budget) holds no current spend: after a counted call, its totals.
+  const current: RunControls =
+    spent === 'before' ? run : spent === 'read' ? ((await deps.runs.get(run.runId)) ?? run) : { ...run, ...spent };
   let reason = runBudgetSpent(current);
   if (daily && deps.spend && current.owner) {
     const cost = current.estimatedCostUsd ?? 0;
