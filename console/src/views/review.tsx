@@ -101,7 +101,8 @@ export function ReviewCard({ api, call, showRun, onDecided }: { api: ApiClient; 
       <details
         class="edit"
         onToggle={(e) => {
-          if (e.currentTarget.open && edited === undefined) setEdited(prettyJson(call.input));
+          // The toggle event comes after the details open, so an edit can come first: keep it.
+          if (e.currentTarget.open) setEdited((current) => current ?? prettyJson(call.input));
         }}
       >
         <summary>Edit the input, then approve</summary>
