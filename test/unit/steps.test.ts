@@ -87,32 +87,28 @@ describe('the agent loop over the steps', () => {
     expect(core.model.requests).toHaveLength(1);
   });
 
-  it('reads the run record once on an agent\'s first step, and not again on a warm one', async () => {
-    const core = await memoryCore();
-    core.model.addTurn(use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 1 }]), say('ok'));
-    const runs = core.deps.runs;
-    let reads = 0;
-    const counting = { ...core.deps, runs: Object.assign(Object.create(runs) as typeof runs, { get: (runId: string) => (reads++, runs.get(runId)) }) };
-    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, counting);
-    expect(reads).toBe(1);
-    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
-    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, counting);
-    expect(reads).toBe(1);
-  });
-
-  it('reads a run with a budget once a step: what it has spent after the call comes with its count', async () => {
+  /** The run-record reads of a run's first two steps (with a tool step between), after each. */
+  async function runReadsOfTwoSteps(budget?: { maxTokens: number }): Promise<number[]> {
     const core = await memoryCore();
     core.model.addTurn(use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 1 }]), say('ok'));
     const stored = core.runs.runs.get('run-1');
-    if (stored) stored.budget = { maxTokens: 1_000_000 };
+    if (stored && budget) stored.budget = budget;
     const runs = core.deps.runs;
     let reads = 0;
     const counting = { ...core.deps, runs: Object.assign(Object.create(runs) as typeof runs, { get: (runId: string) => (reads++, runs.get(runId)) }) };
     await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, counting);
-    expect(reads).toBe(1);
+    const first = reads;
     await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_a' }, core.deps);
     await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, counting);
-    expect(reads).toBe(2);
+    return [first, reads];
+  }
+
+  it('reads the run record once on an agent\'s first step, and not again on a warm one', async () => {
+    expect(await runReadsOfTwoSteps()).toEqual([1, 1]);
+  });
+
+  it('reads a run with a budget once a step: what it has spent after the call comes with its count', async () => {
+    expect(await runReadsOfTwoSteps({ maxTokens: 1_000_000 })).toEqual([1, 2]);
   });
 
   it('stops at maxIterations with an error that names the limit', async () => {
