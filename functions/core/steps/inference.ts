@@ -189,7 +189,8 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const policy = deps.context ?? defaultContextPolicy;
   // The run's external tools come from its stored catalog, so every step sends the same bytes.
   const catalog = deps.externalTools ? await deps.externalTools.forRun(runId) : undefined;
-  await checkPolicyNames(catalog, runId, deps);
+  // The catalog and the policy never change within a run: an agent's first step checks them once.
+  if (iteration === 0) await checkPolicyNames(catalog, runId, deps);
   const external = externalSpecs(catalog, agent);
   const request = withFinalAnswer(
     {
