@@ -44,11 +44,17 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;
 const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
-/** A script of `n` tool turns (a small file read each time) and a final answer. */
+/**
+ * A script of `n` tool turns (a small file read each time) and a final answer. Each turn states its
+ * usage, as a model's answer does: the scripted model would otherwise estimate it from the whole
+ * request it was sent (a stringify of the growing conversation, half a millisecond a turn by the
+ * end), which is the stand-in's work, not Stepwise's.
+ */
 function script(n: number): ScriptedTurn[] {
-  const turns: ScriptedTurn[] = [{ content: [{ type: 'tool_use', id: 'toolu_w', name: 'write_file', input: { path: 'data.txt', content: 'x'.repeat(2_000) } }] }];
-  for (let i = 1; i < n; i++) turns.push({ content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: 'data.txt' } }] });
-  turns.push({ content: [{ type: 'text', text: 'done' }] });
+  const usage = (turn: number) => ({ inputTokens: 1_200 + 650 * turn, outputTokens: 40 });
+  const turns: ScriptedTurn[] = [{ content: [{ type: 'tool_use', id: 'toolu_w', name: 'write_file', input: { path: 'data.txt', content: 'x'.repeat(2_000) } }], usage: usage(0) }];
+  for (let i = 1; i < n; i++) turns.push({ content: [{ type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: 'data.txt' } }], usage: usage(i) });
+  turns.push({ content: [{ type: 'text', text: 'done' }], usage: usage(n) });
   return turns;
 }
 
