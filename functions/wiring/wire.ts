@@ -4,7 +4,7 @@
  */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Documents } from '../adapters/dynamo/documents.js';
 import * as z from 'zod';
 import { type ApprovalStore, approvableTool, approvableToolsText } from '../core/approvals.js';
 import type { BudgetSettings, SpendStore } from '../core/budgets.js';
@@ -227,6 +227,7 @@ export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
   const dynamo = new DynamoDBClient({
     region: env.AWS_REGION,
     maxAttempts: sdkAttempts,
+    cacheMiddleware,
     ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
     ...credentials,
   });
@@ -292,7 +293,7 @@ export interface WireParts {
 export function wire(source: Record<string, string | undefined>, parts: WireParts = {}): Wiring {
   const env = readEnv(source);
   const { dynamo, s3 } = awsClients(env);
-  const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+  const doc = new Documents(dynamo);
   const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
   const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
   const conversations = new DynamoConversationStore({ doc, table: env.STEPWISE_TABLE, blobs });

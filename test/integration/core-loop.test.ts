@@ -1,4 +1,4 @@
-import { DynamoDBDocumentClient, ScanCommand } from '@aws-sdk/lib-dynamodb';
+import { ScanCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AnthropicProvider } from '../../functions/adapters/model/anthropic.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
@@ -27,7 +27,7 @@ function core() {
 
 async function itemCount(): Promise<number> {
   const { dynamo } = awsClients(readEnv(aws.env));
-  const out = await DynamoDBDocumentClient.from(dynamo).send(new ScanCommand({ TableName: aws.emulators.table, Select: 'COUNT' }));
+  const out = await dynamo.send(new ScanCommand({ TableName: aws.emulators.table, Select: 'COUNT' }));
   return out.Count ?? 0;
 }
 

@@ -1,5 +1,5 @@
 /** The stores of budgets and structured output on the DynamoDB emulator: the daily spend, and what the run record keeps. */
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ownerKey } from '../../functions/core/callers.js';
@@ -31,9 +31,7 @@ describe('DynamoSpendStore', () => {
     expect(await spend.spentOn(bob, '2026-01-01')).toBe(9);
 
     const { dynamo } = awsClients(readEnv(aws.env));
-    const { Item } = await DynamoDBDocumentClient.from(dynamo).send(
-      new GetCommand({ TableName: aws.emulators.table, Key: { pk: `spend#${ownerKey(alice)}#2026-01-01`, sk: 'run#run-a' } }),
-    );
+    const { Item } = await new Documents(dynamo).get({ TableName: aws.emulators.table, Key: { pk: `spend#${ownerKey(alice)}#2026-01-01`, sk: 'run#run-a' } });
     // Kept two days past its day, then DynamoDB's TTL may delete it.
     expect(Item).toEqual({ pk: `spend#${ownerKey(alice)}#2026-01-01`, sk: 'run#run-a', usd: 0.5, expiresAt: Date.parse('2026-01-04T00:00:00Z') / 1000 });
   });

@@ -1,5 +1,4 @@
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
@@ -20,14 +19,12 @@ async function rawItems(conversationId: string) {
 
 async function rawItemsOf(pk: string) {
   const { dynamo } = awsClients(readEnv(aws.env));
-  const doc = DynamoDBDocumentClient.from(dynamo);
-  const out = await doc.send(
-    new QueryCommand({
-      TableName: aws.emulators.table,
-      KeyConditionExpression: 'pk = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-    }),
-  );
+  const doc = new Documents(dynamo);
+  const out = await doc.query({
+    TableName: aws.emulators.table,
+    KeyConditionExpression: 'pk = :pk',
+    ExpressionAttributeValues: { ':pk': pk },
+  });
   return out.Items ?? [];
 }
 
@@ -224,7 +221,7 @@ describe("a fork's copy of a conversation", () => {
     const whole = await conversations.load(source);
     // An item of a kind a fork does not know (say, a draft of a message being written) stays the source's.
     const { dynamo } = awsClients(readEnv(aws.env));
-    await DynamoDBDocumentClient.from(dynamo).send(new PutCommand({ TableName: aws.emulators.table, Item: { pk: `conv#${source}`, sk: 'm#0000000003#draft', body: '"x"' } }));
+    await new Documents(dynamo).put({ TableName: aws.emulators.table, Item: { pk: `conv#${source}`, sk: 'm#0000000003#draft', body: '"x"' } });
     const sourceItems = await rawItems(source);
     const blobs = (await aws.allKeys()).filter((k) => k.startsWith('conversations/')).length;
 
@@ -275,7 +272,7 @@ describe('DynamoSessionLocks', () => {
   it('take a session over from a holder whose record still says running once its lease has run out', async () => {
     const { dynamo } = awsClients(readEnv(aws.env));
     let now = new Date('2026-01-01T00:00:00Z');
-    const sessions = new DynamoSessionLocks(DynamoDBDocumentClient.from(dynamo), aws.emulators.table, { clock: () => now, leaseSeconds: 3_600 });
+    const sessions = new DynamoSessionLocks(new Documents(dynamo), aws.emulators.table, { clock: () => now, leaseSeconds: 3_600 });
     const stuck = async () => true;
     expect(await sessions.acquire('sess-lease', 'run-a', stuck)).toBe('run-a');
     now = new Date('2026-01-01T00:59:00Z');

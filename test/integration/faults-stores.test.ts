@@ -5,7 +5,7 @@
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import { describe, expect, it } from 'vitest';
 import { BlobStore } from '../../functions/adapters/s3/blobs.js';
 import { DynamoConversationStore } from '../../functions/adapters/dynamo/conversations.js';
@@ -47,7 +47,7 @@ describe('DynamoDB throttling', () => {
   it('is absorbed by the SDK retries when short, and nothing is lost', async () => {
     const { env, dynamo, s3 } = clients();
     const fault = throttle(dynamo, 'ProvisionedThroughputExceededException', 400);
-    const store = new DynamoConversationStore({ doc: DynamoDBDocumentClient.from(dynamo), table: env.STEPWISE_TABLE, blobs: new BlobStore(s3, env.STEPWISE_BUCKET) });
+    const store = new DynamoConversationStore({ doc: new Documents(dynamo), table: env.STEPWISE_TABLE, blobs: new BlobStore(s3, env.STEPWISE_BUCKET) });
     const meta = { runId: 'r', iteration: 0 };
     fault.remaining = 2;
     expect(await store.append('throttle-1', { seq: 0, role: 'user', content: [textBlock('hello')], meta })).toBe(true);
@@ -59,7 +59,7 @@ describe('DynamoDB throttling', () => {
   it('surfaces as StoreUnavailable when it outlasts them, and a later retry writes exactly once', async () => {
     const { env, dynamo, s3 } = clients();
     const fault = throttle(dynamo, 'ProvisionedThroughputExceededException', 400);
-    const store = new DynamoConversationStore({ doc: DynamoDBDocumentClient.from(dynamo), table: env.STEPWISE_TABLE, blobs: new BlobStore(s3, env.STEPWISE_BUCKET) });
+    const store = new DynamoConversationStore({ doc: new Documents(dynamo), table: env.STEPWISE_TABLE, blobs: new BlobStore(s3, env.STEPWISE_BUCKET) });
     const message = { seq: 0, role: 'user' as const, content: [textBlock('persist me')], meta: { runId: 'r', iteration: 0 } };
     fault.remaining = 10;
     await expect(store.append('throttle-2', message)).rejects.toMatchObject({ name: 'StoreUnavailable', transient: true });

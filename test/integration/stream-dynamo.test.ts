@@ -1,5 +1,5 @@
 /** The event stream's reads on the DynamoDB and S3 emulators: the adapters give the stream what the in-memory store does. */
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import { describe, expect, it } from 'vitest';
 import { DynamoLiveText } from '../../functions/adapters/dynamo/live-text.js';
 import { DynamoConversationStore } from '../../functions/adapters/dynamo/conversations.js';
@@ -19,7 +19,7 @@ const aws = useLocalAws();
 const clients = () => {
   const env = readEnv(aws.env);
   const { dynamo, s3 } = awsClients(env);
-  const doc = DynamoDBDocumentClient.from(dynamo, { marshallOptions: { removeUndefinedValues: true } });
+  const doc = new Documents(dynamo);
   return { doc, table: env.STEPWISE_TABLE, blobs: new BlobStore(s3, env.STEPWISE_BUCKET) };
 };
 const attempt = (runId: string, agent: 'single' | 'architect', seq: number, id: string, text: string): LiveAttempt => ({
@@ -52,7 +52,7 @@ describe('the stream\'s reads on DynamoDB', () => {
     const runId = `run-p-${Date.now()}`;
     await runs.create(newRun(runId, 'g'.repeat(40_000)));
     await new DynamoToolCatalogStore(doc, table, blobs).putCatalog(runId, { tools: [], unavailable: [], listedAt: '2026-01-01T00:00:00.000Z' });
-    await doc.send(new PutCommand({ TableName: table, Item: { pk: `run#${runId}`, sk: 'approval#toolu_1', runId, toolUseId: 'toolu_1', agent: 'single', conversationId: 'c', seq: 1, name: 'write_file', input: { path: 'a' }, requestedAt: 't', token: 'secret-token', decision: 'deny', decidedBy: 'rita', decidedAt: 'u', message: 'Use b.md' } }));
+    await doc.put({ TableName: table, Item: { pk: `run#${runId}`, sk: 'approval#toolu_1', runId, toolUseId: 'toolu_1', agent: 'single', conversationId: 'c', seq: 1, name: 'write_file', input: { path: 'a' }, requestedAt: 't', token: 'secret-token', decision: 'deny', decidedBy: 'rita', decidedAt: 'u', message: 'Use b.md' } });
     aws.emulators.requests.reset();
     const { run, approvals } = await runs.getWithApprovals(runId);
     expect((await aws.emulators.requests.snapshot()).dynamo).toEqual({ Query: 1 });
@@ -67,7 +67,7 @@ describe('the stream\'s reads on DynamoDB', () => {
     const live = new DynamoLiveText(doc, table);
     const runId = `run-l-${Date.now()}`;
     const items = [attempt(runId, 'single', 1, '1767225600001-aaaaaa', 'a'), attempt(runId, 'single', 1, '1767225600002-bbbbbb', 'b'), attempt(runId, 'single', 12, '1767225600003-cccccc', 'c'), attempt(runId, 'architect', 1, '1767225600004-dddddd', 'd')];
-    for (const item of items) await doc.send(new PutCommand({ TableName: table, Item: { pk: `live#${runId}`, sk: `${item.agent}#${seqKey(item.seq)}#${item.attempt}`, ...item } }));
+    for (const item of items) await doc.put({ TableName: table, Item: { pk: `live#${runId}`, sk: `${item.agent}#${seqKey(item.seq)}#${item.attempt}`, ...item } });
     const texts = (list: LiveAttempt[]) => list.map((a) => (a.chunks[0] as { delta: string }).delta);
     expect(texts(await live.list(runId, { agent: 'single', seq: 0 }))).toEqual(['a', 'b', 'c']);
     expect(texts(await live.list(runId, { agent: 'single', seq: 1, attempt: '1767225600002-bbbbbb' }))).toEqual(['b', 'c']);
@@ -92,8 +92,8 @@ describe('the stream\'s reads on DynamoDB', () => {
           if (record.kind === 'result') await conversations.putResult(conversationId, record.seq, record.index, record.result, record.ran === false ? { ran: false } : {});
         }
       }
-      for (const approval of world.approvals.values()) await doc.send(new PutCommand({ TableName: table, Item: { pk: `run#${runId}`, sk: `approval#${approval.toolUseId}`, ...approval } }));
-      for (const item of world.live.values()) await doc.send(new PutCommand({ TableName: table, Item: { pk: `live#${runId}`, sk: `${item.agent}#${seqKey(item.seq)}#${item.attempt}`, ...item } }));
+      for (const approval of world.approvals.values()) await doc.put({ TableName: table, Item: { pk: `run#${runId}`, sk: `approval#${approval.toolUseId}`, ...approval } });
+      for (const item of world.live.values()) await doc.put({ TableName: table, Item: { pk: `live#${runId}`, sk: `${item.agent}#${seqKey(item.seq)}#${item.attempt}`, ...item } });
       const stored = (await runs.get(runId)) ?? world.run;
       const onDynamo = await readAllWith(sources, stored);
       expect(onDynamo).toEqual(await readAll(world));

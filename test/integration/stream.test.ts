@@ -4,7 +4,7 @@
  */
 import { type AGUIEvent, EventType } from '@ag-ui/core';
 import { HttpAgent } from '@ag-ui/client';
-import { DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import { seqKey } from '../../functions/core/conversation.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { describe, expect, it } from 'vitest';
@@ -194,13 +194,13 @@ describe('live text on the local stack', () => {
     }
     // What the inference step writes while the model generates: one item per attempt, growing.
     const { dynamo } = awsClients(readEnv(process.env));
-    const doc = DynamoDBDocumentClient.from(dynamo);
+    const doc = new Documents(dynamo);
     const attempt = `${Date.now().toString().padStart(13, '0')}-abc123`;
     const item = (chunks: { block: number; kind: 'text'; delta: string }[]) => ({
       pk: `live#${runId}`, sk: `single#${seqKey(1)}#${attempt}`, runId, agent: 'single', seq: 1, attempt, chunks, updatedAt: new Date().toISOString(),
     });
-    await doc.send(new PutCommand({ TableName: process.env.STEPWISE_TABLE, Item: item([{ block: 0, kind: 'text', delta: 'Streaming ' }]) }));
-    await doc.send(new PutCommand({ TableName: process.env.STEPWISE_TABLE, Item: item([{ block: 0, kind: 'text', delta: 'Streaming ' }, { block: 0, kind: 'text', delta: 'hello, ' }]) }));
+    await doc.put({ TableName: process.env.STEPWISE_TABLE, Item: item([{ block: 0, kind: 'text', delta: 'Streaming ' }]) });
+    await doc.put({ TableName: process.env.STEPWISE_TABLE, Item: item([{ block: 0, kind: 'text', delta: 'Streaming ' }, { block: 0, kind: 'text', delta: 'hello, ' }]) });
 
     const seen: Frame[] = [];
     let storedWhenSeen: number | undefined;

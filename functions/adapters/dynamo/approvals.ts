@@ -7,7 +7,7 @@
  * Every write is conditional: a record is opened once, a token is stored only while undecided,
  * and a decision is recorded once.
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import { Approval, type ApprovalPolicy, type ApprovalStore, policyTools } from '../../core/approvals.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { queryAll } from './conversations.js';
@@ -19,7 +19,7 @@ export class DynamoApprovalStore implements ApprovalStore {
   private readonly policies = new Map<string, Pick<ApprovalPolicy, 'tools' | 'rules'>>();
 
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
     private readonly clock: () => Date = () => new Date(),
   ) {}
@@ -32,14 +32,12 @@ export class DynamoApprovalStore implements ApprovalStore {
     const cached = this.policies.get(runId);
     if (cached) return cached;
     const out = await guard('Reading a run\'s approval list', () =>
-      this.doc.send(
-        new GetCommand({
-          TableName: this.table,
-          Key: { pk: `run#${runId}`, sk: 'run' },
-          ProjectionExpression: 'approvals',
-          ConsistentRead: true,
-        }),
-      ),
+      this.doc.get({
+        TableName: this.table,
+        Key: { pk: `run#${runId}`, sk: 'run' },
+        ProjectionExpression: 'approvals',
+        ConsistentRead: true,
+      }),
     );
     if (!out.Item) return { tools: [] };
     const stored = (out.Item.approvals ?? {}) as { tools?: string[]; rules?: ApprovalPolicy['rules'] };
@@ -51,7 +49,7 @@ export class DynamoApprovalStore implements ApprovalStore {
 
   async get(runId: string, toolUseId: string): Promise<Approval | undefined> {
     const out = await guard('Reading an approval', () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: key(runId, toolUseId), ConsistentRead: true })),
+      this.doc.get({ TableName: this.table, Key: key(runId, toolUseId), ConsistentRead: true }),
     );
     return out.Item ? Approval.parse(out.Item) : undefined;
   }
@@ -73,13 +71,11 @@ export class DynamoApprovalStore implements ApprovalStore {
   async open(approval: Approval): Promise<Approval> {
     try {
       await guard('Opening an approval', () =>
-        this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: { ...key(approval.runId, approval.toolUseId), ...Approval.parse(approval) },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
+        this.doc.put({
+          TableName: this.table,
+          Item: { ...key(approval.runId, approval.toolUseId), ...Approval.parse(approval) },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
       );
       return approval;
     } catch (error) {
@@ -93,16 +89,14 @@ export class DynamoApprovalStore implements ApprovalStore {
   async attachToken(runId: string, toolUseId: string, token: string): Promise<'attached' | 'decided' | 'missing'> {
     try {
       await guard('Storing an approval token', () =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: key(runId, toolUseId),
-            UpdateExpression: 'SET #token = :token, tokenAt = :now',
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#decision)',
-            ExpressionAttributeNames: { '#token': 'token', '#decision': 'decision' },
-            ExpressionAttributeValues: { ':token': token, ':now': this.clock().toISOString() },
-          }),
-        ),
+        this.doc.update({
+          TableName: this.table,
+          Key: key(runId, toolUseId),
+          UpdateExpression: 'SET #token = :token, tokenAt = :now',
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#decision)',
+          ExpressionAttributeNames: { '#token': 'token', '#decision': 'decision' },
+          ExpressionAttributeValues: { ':token': token, ':now': this.clock().toISOString() },
+        }),
       );
       return 'attached';
     } catch (error) {
@@ -119,22 +113,20 @@ export class DynamoApprovalStore implements ApprovalStore {
     const optional = (['reason', 'message', 'editedInput'] as const).filter((name) => decision[name] !== undefined);
     try {
       const out = await guard('Recording a decision', () =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: key(runId, toolUseId),
-            UpdateExpression: `SET #decision = :decision, decidedAt = :at, decidedBy = :by${optional.map((name) => `, #${name} = :${name}`).join('')}`,
-            ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#decision)',
-            ExpressionAttributeNames: { '#decision': 'decision', ...Object.fromEntries(optional.map((name) => [`#${name}`, name])) },
-            ExpressionAttributeValues: {
-              ':decision': decision.decision,
-              ':at': decision.decidedAt,
-              ':by': decision.decidedBy,
-              ...Object.fromEntries(optional.map((name) => [`:${name}`, decision[name]])),
-            },
-            ReturnValues: 'ALL_NEW',
-          }),
-        ),
+        this.doc.update({
+          TableName: this.table,
+          Key: key(runId, toolUseId),
+          UpdateExpression: `SET #decision = :decision, decidedAt = :at, decidedBy = :by${optional.map((name) => `, #${name} = :${name}`).join('')}`,
+          ConditionExpression: 'attribute_exists(pk) AND attribute_not_exists(#decision)',
+          ExpressionAttributeNames: { '#decision': 'decision', ...Object.fromEntries(optional.map((name) => [`#${name}`, name])) },
+          ExpressionAttributeValues: {
+            ':decision': decision.decision,
+            ':at': decision.decidedAt,
+            ':by': decision.decidedBy,
+            ...Object.fromEntries(optional.map((name) => [`:${name}`, decision[name]])),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
       );
       return { recorded: true, approval: Approval.parse(out.Attributes) };
     } catch (error) {

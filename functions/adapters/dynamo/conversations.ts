@@ -14,7 +14,8 @@
  * has read, and what it wrote to them, and asks DynamoDB only for what follows its last message:
  * a step reads the new tool results, not the whole history again.
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, type QueryCommandInput, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import { type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import * as z from 'zod';
 import {
   type Conversation,
@@ -64,7 +65,7 @@ const copiedKey = /^m#\d{10}(#r#\d{4,}|#s)?$/;
 const compactionMarker = '#s';
 
 export interface DynamoConversationOptions {
-  doc: DynamoDBDocumentClient;
+  doc: Documents;
   table: string;
   blobs: BlobStore;
   inlineLimitBytes?: number;
@@ -78,7 +79,7 @@ interface Cached {
 }
 
 export class DynamoConversationStore implements ConversationStore {
-  private readonly doc: DynamoDBDocumentClient;
+  private readonly doc: Documents;
   private readonly table: string;
   private readonly blobs: BlobStore;
   private readonly inlineLimit: number;
@@ -249,7 +250,7 @@ export class DynamoConversationStore implements ConversationStore {
   /** The body of the item a conditional write found already there: the first writer's. */
   private async storedBody(conversationId: string, sk: string, what: string, reading: string): Promise<string> {
     const existing = await guard(reading, () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: { pk: pkOf(conversationId), sk }, ConsistentRead: true })),
+      this.doc.get({ TableName: this.table, Key: { pk: pkOf(conversationId), sk }, ConsistentRead: true }),
     );
     if (!existing.Item) throw new StoredDataInvalid(`${what} ${sk} of ${conversationId} vanished after a failed write.`);
     const [loaded] = await this.withBodies([ItemBase.parse(existing.Item)]);
@@ -260,9 +261,7 @@ export class DynamoConversationStore implements ConversationStore {
   private async putNew(item: Record<string, unknown>): Promise<boolean> {
     try {
       await guard('Writing conversation memory', () =>
-        this.doc.send(
-          new PutCommand({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
-        ),
+        this.doc.put({ TableName: this.table, Item: item, ConditionExpression: 'attribute_not_exists(pk)' }),
       );
       return true;
     } catch (error) {
@@ -338,10 +337,10 @@ function toRecord({ item, body }: { item: ItemBase; body: string }): Conversatio
 }
 
 /** Every item a query matches, across pages; a transient failure surfaces as `StoreUnavailable`, naming `what`. */
-export function queryAll(doc: DynamoDBDocumentClient, input: QueryCommandInput, what: string): Promise<Record<string, unknown>[]> {
+export function queryAll(doc: Documents, input: QueryCommandInput, what: string): Promise<Record<string, unknown>[]> {
   return guard(what, async () => {
     const items: Record<string, unknown>[] = [];
-    for await (const page of paginateQuery({ client: doc }, input)) items.push(...(page.Items ?? []));
+    for await (const page of doc.pages(input)) items.push(...(page.Items ?? []));
     return items;
   });
 }

@@ -4,7 +4,7 @@
  *   pk = idem#<key>,       sk = idem   { runId, bodyHash, expiresAt }   (TTL on expiresAt)
  *   pk = session#<id>,     sk = lock   { activeRunId, acquiredAt }   (no activeRunId: free)
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import type { IdempotencyStore, SessionLocks } from '../../core/intake.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 
@@ -14,13 +14,13 @@ const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
 export class DynamoIdempotencyStore implements IdempotencyStore {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 
   async get(key: string, now: Date): Promise<{ runId: string; bodyHash: string } | undefined> {
     const out = await guard('Reading an idempotency key', () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: keyOf(key), ConsistentRead: true })),
+      this.doc.get({ TableName: this.table, Key: keyOf(key), ConsistentRead: true }),
     );
     const item = out.Item as { runId: string; bodyHash: string; expiresAt: number } | undefined;
     // TTL deletes lazily: an expired record counts as absent.
@@ -31,14 +31,12 @@ export class DynamoIdempotencyStore implements IdempotencyStore {
   async claim(key: string, record: { runId: string; bodyHash: string }, now: Date): Promise<{ runId: string; bodyHash: string }> {
     try {
       await guard('Recording an idempotency key', () =>
-        this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: { ...keyOf(key), ...record, expiresAt: epoch(now) + idempotencyWindowSeconds },
-            ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
-            ExpressionAttributeValues: { ':now': epoch(now) },
-          }),
-        ),
+        this.doc.put({
+          TableName: this.table,
+          Item: { ...keyOf(key), ...record, expiresAt: epoch(now) + idempotencyWindowSeconds },
+          ConditionExpression: 'attribute_not_exists(pk) OR expiresAt <= :now',
+          ExpressionAttributeValues: { ':now': epoch(now) },
+        }),
       );
       return record;
     } catch (error) {
@@ -68,7 +66,7 @@ export class DynamoSessionLocks implements SessionLocks {
   private readonly leaseSeconds: number | undefined;
 
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
     options: SessionLockOptions = {},
   ) {
@@ -79,7 +77,7 @@ export class DynamoSessionLocks implements SessionLocks {
   async acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string> {
     if (await this.take(sessionId, runId, 'attribute_not_exists(activeRunId) OR activeRunId = :run', {})) return runId;
     const out = await guard('Reading a session lock', () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: lockKey(sessionId), ConsistentRead: true })),
+      this.doc.get({ TableName: this.table, Key: lockKey(sessionId), ConsistentRead: true }),
     );
     const lock = out.Item as { activeRunId?: string; acquiredAt?: number } | undefined;
     const holder = lock?.activeRunId;
@@ -97,15 +95,13 @@ export class DynamoSessionLocks implements SessionLocks {
   async release(sessionId: string, runId: string): Promise<void> {
     try {
       await guard('Releasing a session lock', () =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: lockKey(sessionId),
-            UpdateExpression: 'REMOVE activeRunId, acquiredAt',
-            ConditionExpression: 'activeRunId = :run',
-            ExpressionAttributeValues: { ':run': runId },
-          }),
-        ),
+        this.doc.update({
+          TableName: this.table,
+          Key: lockKey(sessionId),
+          UpdateExpression: 'REMOVE activeRunId, acquiredAt',
+          ConditionExpression: 'activeRunId = :run',
+          ExpressionAttributeValues: { ':run': runId },
+        }),
       );
     } catch (error) {
       // Free already, or another run's now.
@@ -114,22 +110,20 @@ export class DynamoSessionLocks implements SessionLocks {
   }
 
   private async holder(sessionId: string): Promise<string> {
-    const out = await this.doc.send(new GetCommand({ TableName: this.table, Key: lockKey(sessionId), ConsistentRead: true }));
+    const out = await this.doc.get({ TableName: this.table, Key: lockKey(sessionId), ConsistentRead: true });
     return String((out.Item as { activeRunId?: string } | undefined)?.activeRunId ?? '');
   }
 
   private async take(sessionId: string, runId: string, condition: string, values: Record<string, string>): Promise<boolean> {
     try {
       await guard('Taking a session lock', () =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: lockKey(sessionId),
-            UpdateExpression: 'SET activeRunId = :run, acquiredAt = :at',
-            ConditionExpression: condition,
-            ExpressionAttributeValues: { ':run': runId, ':at': epoch(this.clock()), ...values },
-          }),
-        ),
+        this.doc.update({
+          TableName: this.table,
+          Key: lockKey(sessionId),
+          UpdateExpression: 'SET activeRunId = :run, acquiredAt = :at',
+          ConditionExpression: condition,
+          ExpressionAttributeValues: { ':run': runId, ':at': epoch(this.clock()), ...values },
+        }),
       );
       return true;
     } catch (error) {

@@ -8,7 +8,7 @@
  * A write is a plain PutItem: the writer only ever appends chunks, so the item only grows, and a
  * write that lands late replaces nothing a reader has not seen a prefix of.
  */
-import { type DynamoDBDocumentClient, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import { StoredDataInvalid } from '../../core/errors.js';
 import { LiveAttempt, type LiveText, type LiveTextReader, liveSortKey } from '../../core/live.js';
 import type { LiveFrom, LiveTexts } from '../../core/live.js';
@@ -19,16 +19,13 @@ import { itemFamilies } from './layout.js';
 
 export class DynamoLiveText implements LiveText, LiveTextReader, LiveTexts {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 
   async write(attempt: LiveAttempt, options: { signal?: AbortSignal } = {}): Promise<void> {
     await guard('Writing live text', () =>
-      this.doc.send(
-        new PutCommand({ TableName: this.table, Item: { pk: pkOf(attempt.runId), sk: liveSortKey(attempt), ...attempt } }),
-        options.signal ? { abortSignal: options.signal } : {},
-      ),
+      this.doc.put({ TableName: this.table, Item: { pk: pkOf(attempt.runId), sk: liveSortKey(attempt), ...attempt } }, options.signal ? { abortSignal: options.signal } : {}),
     );
   }
 

@@ -5,7 +5,7 @@
  * `result.outputJson`): their bytes stay as given (the schema is sent to the model on every step)
  * and no nesting depth limit of DynamoDB maps applies.
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand, QueryCommand, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import { Approval } from '../../core/approvals.js';
 import { type Owner, ownerKey } from '../../core/callers.js';
 import type { AgentName } from '../../core/names.js';
@@ -24,7 +24,7 @@ const inlineGoalBytes = 32 * 1024;
 const cachedGoals = 100;
 
 export interface DynamoRunOptions {
-  doc: DynamoDBDocumentClient;
+  doc: Documents;
   table: string;
   blobs: BlobStore;
   clock?: () => Date;
@@ -42,9 +42,7 @@ export class DynamoRunStore implements RunStore {
 
   async get(runId: string): Promise<Run | undefined> {
     const out = await guard('Reading a run', () =>
-      this.options.doc.send(
-        new GetCommand({ TableName: this.options.table, Key: key(runId), ConsistentRead: true }),
-      ),
+      this.options.doc.get({ TableName: this.options.table, Key: key(runId), ConsistentRead: true }),
     );
     return out.Item ? this.toRun(out.Item) : undefined;
   }
@@ -122,23 +120,21 @@ export class DynamoRunStore implements RunStore {
         : { goal };
     try {
       await guard('Creating a run', () =>
-        this.options.doc.send(
-          new PutCommand({
-            TableName: this.options.table,
-            // Each agent's counters exist from the start, so a step can ADD to them in place.
-            Item: {
-              ...key(run.runId),
-              ...rest,
-              ...goalField,
-              ...(output ? { outputSchema: JSON.stringify(output.schema) } : {}),
-              ...usage,
-              usageByAgent: usageMaps(run.mode),
-              estimatedCostUsd: 0,
-              ...(run.owner ? indexKeys(run, run.owner) : {}),
-            },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
+        this.options.doc.put({
+          TableName: this.options.table,
+          // Each agent's counters exist from the start, so a step can ADD to them in place.
+          Item: {
+            ...key(run.runId),
+            ...rest,
+            ...goalField,
+            ...(output ? { outputSchema: JSON.stringify(output.schema) } : {}),
+            ...usage,
+            usageByAgent: usageMaps(run.mode),
+            estimatedCostUsd: 0,
+            ...(run.owner ? indexKeys(run, run.owner) : {}),
+          },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
       );
       return true;
     } catch (error) {
@@ -157,33 +153,31 @@ export class DynamoRunStore implements RunStore {
     const mark = iteration * 2 + (call === 'summary' ? 0 : 1);
     try {
       const updated = await guard('Recording a step', () =>
-        this.options.doc.send(
-          new UpdateCommand({
-            TableName: this.options.table,
-            Key: key(runId),
-            UpdateExpression:
-              'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
-              '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
-              '#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost ' +
-              `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
-            ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
-            ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result ? { '#result': 'result' } : {}) },
-            ExpressionAttributeValues: {
-              ':in': usage.inputTokens,
-              ':out': usage.outputTokens,
-              ':cr': usage.cacheReadInputTokens,
-              ':cw': usage.cacheCreationInputTokens,
-              ':cost': costUsd ?? 0,
-              ':mark': mark,
-              ':stepName': step,
-              ':iterations': iteration + 1,
-              ':now': this.clock().toISOString(),
-              ...(result ? { ':result': toStoredResult(result) } : {}),
-            },
-            // The totals after the addition, so a step checking its budget need not read them back.
-            ReturnValues: 'UPDATED_NEW',
-          }),
-        ),
+        this.options.doc.update({
+          TableName: this.options.table,
+          Key: key(runId),
+          UpdateExpression:
+            'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
+            '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
+            '#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost ' +
+            `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
+          ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
+          ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result ? { '#result': 'result' } : {}) },
+          ExpressionAttributeValues: {
+            ':in': usage.inputTokens,
+            ':out': usage.outputTokens,
+            ':cr': usage.cacheReadInputTokens,
+            ':cw': usage.cacheCreationInputTokens,
+            ':cost': costUsd ?? 0,
+            ':mark': mark,
+            ':stepName': step,
+            ':iterations': iteration + 1,
+            ':now': this.clock().toISOString(),
+            ...(result ? { ':result': toStoredResult(result) } : {}),
+          },
+          // The totals after the addition, so a step checking its budget need not read them back.
+          ReturnValues: 'UPDATED_NEW',
+        }),
       );
       const totals = updated.Attributes ?? {};
       return {
@@ -204,16 +198,14 @@ export class DynamoRunStore implements RunStore {
 
   async savePlan(runId: string, plan: Plan): Promise<void> {
     await guard('Storing a plan', () =>
-      this.options.doc.send(
-        new UpdateCommand({
-          TableName: this.options.table,
-          Key: key(runId),
-          UpdateExpression: 'SET #plan = :plan, updatedAt = :now',
-          ConditionExpression: 'attribute_exists(pk)',
-          ExpressionAttributeNames: { '#plan': 'plan' },
-          ExpressionAttributeValues: { ':plan': plan, ':now': this.clock().toISOString() },
-        }),
-      ),
+      this.options.doc.update({
+        TableName: this.options.table,
+        Key: key(runId),
+        UpdateExpression: 'SET #plan = :plan, updatedAt = :now',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#plan': 'plan' },
+        ExpressionAttributeValues: { ':plan': plan, ':now': this.clock().toISOString() },
+      }),
     );
   }
 
@@ -221,19 +213,17 @@ export class DynamoRunStore implements RunStore {
     const { index, partition } = indexFor(query);
     const filter = query.status !== undefined && index !== runIndexes.running;
     const out = await guard('Listing runs', () =>
-      this.options.doc.send(
-        new QueryCommand({
-          TableName: this.options.table,
-          IndexName: index.name,
-          KeyConditionExpression: '#pk = :pk',
-          ...(filter ? { FilterExpression: '#status = :status' } : {}),
-          ExpressionAttributeNames: { '#pk': index.partitionKey, ...(filter ? { '#status': 'status' } : {}) },
-          ExpressionAttributeValues: { ':pk': partition, ...(filter ? { ':status': query.status } : {}) },
-          ScanIndexForward: false,
-          Limit: query.limit,
-          ...(query.cursor ? { ExclusiveStartKey: decodeCursor(query.cursor, index.partitionKey, partition) } : {}),
-        }),
-      ),
+      this.options.doc.query({
+        TableName: this.options.table,
+        IndexName: index.name,
+        KeyConditionExpression: '#pk = :pk',
+        ...(filter ? { FilterExpression: '#status = :status' } : {}),
+        ExpressionAttributeNames: { '#pk': index.partitionKey, ...(filter ? { '#status': 'status' } : {}) },
+        ExpressionAttributeValues: { ':pk': partition, ...(filter ? { ':status': query.status } : {}) },
+        ScanIndexForward: false,
+        Limit: query.limit,
+        ...(query.cursor ? { ExclusiveStartKey: decodeCursor(query.cursor, index.partitionKey, partition) } : {}),
+      }),
     );
     const items = (out.Items ?? []).map((item) => ({
       runId: String(item.runId),
@@ -254,9 +244,7 @@ export class DynamoRunStore implements RunStore {
     const index = runIndexes.running;
     return guard('Counting running runs', async () => {
       let count = 0;
-      const pages = paginateQuery(
-        { client: this.options.doc },
-        {
+      const pages = this.options.doc.pages({
           TableName: this.options.table,
           IndexName: index.name,
           KeyConditionExpression: '#pk = :pk',
@@ -273,16 +261,14 @@ export class DynamoRunStore implements RunStore {
   async cancel(runId: string): Promise<boolean> {
     try {
       await guard('Cancelling a run', () =>
-        this.options.doc.send(
-          new UpdateCommand({
-            TableName: this.options.table,
-            Key: key(runId),
-            UpdateExpression: `SET #status = :cancelled, #phase = :cancelled, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
-            ConditionExpression: '#status = :running',
-            ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
-            ExpressionAttributeValues: { ':cancelled': 'cancelled', ':running': 'running', ':now': this.clock().toISOString() },
-          }),
-        ),
+        this.options.doc.update({
+          TableName: this.options.table,
+          Key: key(runId),
+          UpdateExpression: `SET #status = :cancelled, #phase = :cancelled, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+          ConditionExpression: '#status = :running',
+          ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
+          ExpressionAttributeValues: { ':cancelled': 'cancelled', ':running': 'running', ':now': this.clock().toISOString() },
+        }),
       );
       return true;
     } catch (error) {
@@ -294,17 +280,15 @@ export class DynamoRunStore implements RunStore {
   async failIfRunning(runId: string, error: RunError): Promise<boolean> {
     try {
       await guard('Failing a run', () =>
-        this.options.doc.send(
-          new UpdateCommand({
-            TableName: this.options.table,
-            Key: key(runId),
-            // As every terminal write: the run leaves the running index.
-            UpdateExpression: `SET #status = :failed, #phase = :failed, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
-            ConditionExpression: '#status = :running',
-            ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase', '#error': 'error' },
-            ExpressionAttributeValues: { ':failed': 'failed', ':running': 'running', ':error': error, ':now': this.clock().toISOString() },
-          }),
-        ),
+        this.options.doc.update({
+          TableName: this.options.table,
+          Key: key(runId),
+          // As every terminal write: the run leaves the running index.
+          UpdateExpression: `SET #status = :failed, #phase = :failed, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+          ConditionExpression: '#status = :running',
+          ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase', '#error': 'error' },
+          ExpressionAttributeValues: { ':failed': 'failed', ':running': 'running', ':error': error, ':now': this.clock().toISOString() },
+        }),
       );
       return true;
     } catch (error) {
@@ -333,15 +317,13 @@ export class DynamoRunStore implements RunStore {
     // An ended run leaves the running index, so it no longer counts against its owner's quota.
     if (outcome.status !== 'running') expression += ` REMOVE ${runningAttribute}`;
     await guard('Finishing a run', () =>
-      this.options.doc.send(
-        new UpdateCommand({
-          TableName: this.options.table,
-          Key: key(runId),
-          UpdateExpression: expression,
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      ),
+      this.options.doc.update({
+        TableName: this.options.table,
+        Key: key(runId),
+        UpdateExpression: expression,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
     );
   }
 }

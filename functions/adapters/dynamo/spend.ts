@@ -11,7 +11,7 @@
  * once, and those would have to share its 400 KB; a transaction across two items is not what the
  * local emulator offers either.
  */
-import { type DynamoDBDocumentClient, UpdateCommand, paginateQuery } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import type { SpendStore } from '../../core/budgets.js';
 import { type Owner, ownerKey } from '../../core/callers.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
@@ -22,16 +22,14 @@ export const spendRetentionDays = 2;
 
 export class DynamoSpendStore implements SpendStore {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
   ) {}
 
   async spentOn(owner: Owner, day: string): Promise<number> {
     return guard('Reading the daily spend', async () => {
       let total = 0;
-      const pages = paginateQuery(
-        { client: this.doc },
-        {
+      const pages = this.doc.pages({
           TableName: this.table,
           KeyConditionExpression: 'pk = :pk',
           ExpressionAttributeValues: { ':pk': partition(owner, day) },
@@ -48,15 +46,13 @@ export class DynamoSpendStore implements SpendStore {
     const expiresAt = Math.floor(Date.parse(`${day}T00:00:00Z`) / 1000) + (1 + spendRetentionDays) * 86_400;
     try {
       await guard('Recording the daily spend', () =>
-        this.doc.send(
-          new UpdateCommand({
-            TableName: this.table,
-            Key: { pk: partition(owner, day), sk: `run#${runId}` },
-            UpdateExpression: 'SET usd = :usd, expiresAt = :expires',
-            ConditionExpression: 'attribute_not_exists(usd) OR usd < :usd',
-            ExpressionAttributeValues: { ':usd': usd, ':expires': expiresAt },
-          }),
-        ),
+        this.doc.update({
+          TableName: this.table,
+          Key: { pk: partition(owner, day), sk: `run#${runId}` },
+          UpdateExpression: 'SET usd = :usd, expiresAt = :expires',
+          ConditionExpression: 'attribute_not_exists(usd) OR usd < :usd',
+          ExpressionAttributeValues: { ':usd': usd, ':expires': expiresAt },
+        }),
       );
     } catch (error) {
       // Already this much or more: a repeat, or a stale copy after a newer one.

@@ -4,7 +4,7 @@
  * the order of a map's keys and the model must see the very same bytes on every step
  * (invariant 4, docs/ARCHITECTURE.md). A catalog over 100 KB lives in S3 (invariant 2, docs/ARCHITECTURE.md).
  */
-import { type DynamoDBDocumentClient, GetCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { Documents } from './documents.js';
 import { ToolCatalog, type ToolCatalogStore } from '../../core/tools/external.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
@@ -13,14 +13,14 @@ const inlineBytes = 100 * 1024;
 
 export class DynamoToolCatalogStore implements ToolCatalogStore {
   constructor(
-    private readonly doc: DynamoDBDocumentClient,
+    private readonly doc: Documents,
     private readonly table: string,
     private readonly blobs: BlobStore,
   ) {}
 
   async getCatalog(runId: string): Promise<ToolCatalog | undefined> {
     const out = await guard('Reading a run\'s tool catalog', () =>
-      this.doc.send(new GetCommand({ TableName: this.table, Key: key(runId), ConsistentRead: true })),
+      this.doc.get({ TableName: this.table, Key: key(runId), ConsistentRead: true }),
     );
     if (!out.Item) return undefined;
     const { catalog, catalogRef } = out.Item as { catalog?: string; catalogRef?: string };
@@ -38,13 +38,11 @@ export class DynamoToolCatalogStore implements ToolCatalogStore {
         : { catalog: body };
     try {
       await guard('Storing a run\'s tool catalog', () =>
-        this.doc.send(
-          new PutCommand({
-            TableName: this.table,
-            Item: { ...key(runId), ...field },
-            ConditionExpression: 'attribute_not_exists(pk)',
-          }),
-        ),
+        this.doc.put({
+          TableName: this.table,
+          Item: { ...key(runId), ...field },
+          ConditionExpression: 'attribute_not_exists(pk)',
+        }),
       );
       return JSON.parse(body) as ToolCatalog;
     } catch (error) {

@@ -1,0 +1,96 @@
+/**
+ * DynamoDB items as plain objects, over the low-level client: the four operations Stepwise uses,
+ * with the inputs and outputs of `@aws-sdk/lib-dynamodb`'s document client, marshalled by the
+ * functions it calls (`@aws-sdk/util-dynamodb`).
+ *
+ * Why not the document client itself: its commands cannot run on a client that keeps its resolved
+ * middleware (the SDK's `cacheMiddleware`; the document client refuses one), and resolving the
+ * stack again for every request was a measurable share of an agent-loop iteration, six requests
+ * of which are DynamoDB's ("What a step costs", docs/ARCHITECTURE.md).
+ */
+import {
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+  paginateQuery,
+} from '@aws-sdk/client-dynamodb';
+import type { GetCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { type NativeAttributeValue, marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+
+/** An item, a key or a page's last key, as plain values. */
+export type Document = Record<string, NativeAttributeValue>;
+
+/** A request's options: a signal that abandons it (a request sent with one builds its stack anew). */
+export interface RequestOptions {
+  abortSignal?: AbortSignal;
+}
+
+export interface QueryPage {
+  Items: Document[];
+  Count: number;
+  LastEvaluatedKey?: Document;
+}
+
+/** Attributes whose value is `undefined` are left out of what is written, as the document client's `removeUndefinedValues` does. */
+const writeOptions = { removeUndefinedValues: true };
+
+const toWire = (values: Document | undefined) => (values === undefined ? undefined : marshall(values, writeOptions));
+const fromWire = (values: Parameters<typeof unmarshall>[0] | undefined): Document | undefined =>
+  values === undefined ? undefined : unmarshall(values);
+
+export class Documents {
+  constructor(readonly client: DynamoDBClient) {}
+
+  async get(input: GetCommandInput, options?: RequestOptions): Promise<{ Item?: Document }> {
+    const out = await this.client.send(new GetItemCommand({ ...input, Key: toWire(input.Key) }), ...extra(options));
+    return present({ Item: fromWire(out.Item) });
+  }
+
+  async put(input: PutCommandInput, options?: RequestOptions): Promise<{ Attributes?: Document }> {
+    const out = await this.client.send(
+      new PutItemCommand({ ...input, Item: toWire(input.Item), ExpressionAttributeValues: toWire(input.ExpressionAttributeValues) }),
+      ...extra(options),
+    );
+    return present({ Attributes: fromWire(out.Attributes) });
+  }
+
+  async update(input: UpdateCommandInput, options?: RequestOptions): Promise<{ Attributes?: Document }> {
+    const out = await this.client.send(
+      new UpdateItemCommand({ ...input, Key: toWire(input.Key), ExpressionAttributeValues: toWire(input.ExpressionAttributeValues) }),
+      ...extra(options),
+    );
+    return present({ Attributes: fromWire(out.Attributes) });
+  }
+
+  async query(input: QueryCommandInput, options?: RequestOptions): Promise<QueryPage> {
+    return pageOf(await this.client.send(new QueryCommand(wireQuery(input)), ...extra(options)));
+  }
+
+  /** Every page of a query, each request continuing from the page before. */
+  async *pages(input: QueryCommandInput): AsyncGenerator<QueryPage> {
+    for await (const page of paginateQuery({ client: this.client }, wireQuery(input))) yield pageOf(page);
+  }
+}
+
+function wireQuery(input: QueryCommandInput) {
+  return { ...input, ExpressionAttributeValues: toWire(input.ExpressionAttributeValues), ExclusiveStartKey: toWire(input.ExclusiveStartKey) };
+}
+
+function pageOf(out: { Items?: Parameters<typeof unmarshall>[0][]; Count?: number; LastEvaluatedKey?: Parameters<typeof unmarshall>[0] }): QueryPage {
+  const page: QueryPage = { Items: (out.Items ?? []).map((item) => unmarshall(item)), Count: out.Count ?? 0 };
+  if (out.LastEvaluatedKey) page.LastEvaluatedKey = unmarshall(out.LastEvaluatedKey);
+  return page;
+}
+
+/** The options argument only when there is one: `send` uses the kept stack only when it gets none. */
+function extra(options: RequestOptions | undefined): [] | [RequestOptions] {
+  return options?.abortSignal ? [options] : [];
+}
+
+/** Leaves out the fields with no value, as the SDK's outputs do. */
+function present<T extends Record<string, unknown>>(out: T): T {
+  for (const key of Object.keys(out)) if (out[key] === undefined) delete out[key];
+  return out;
+}
