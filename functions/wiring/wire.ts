@@ -2,7 +2,7 @@
  * Builds the adapters from validated environment variables: done once, when a Lambda module or
  * the local runtime loads (habit 7, docs/ARCHITECTURE.md). A missing variable fails fast, naming it.
  */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
 import { Documents } from '../adapters/dynamo/documents.js';
 import * as z from 'zod';
@@ -216,10 +216,19 @@ export const sdkAttempts = 3;
 
 /**
  * A client builds each command's middleware stack once per command class instead of on every
- * request (the SDK's `cacheMiddleware`), a tenth of a millisecond or more a request in the bench.
- * Safe here: nothing adds middleware to a single command.
+ * request (the SDK's `cacheMiddleware`): 70 µs less a DynamoDB request and 100 µs an S3 one,
+ * measured without the emulators. Safe here: nothing adds middleware to a single command, and a
+ * request sent with options (an abort signal) builds its own.
  */
 export const cacheMiddleware = true;
+
+/**
+ * The clients' logger, quiet like the SDK's default, but without `info`: the one level the SDK
+ * logs every request at, with its whole input and output walked for sensitive fields, work it
+ * skips when the logger has no `info` (some 25 µs a request, measured without the emulators).
+ */
+export const sdkLogger = { debug() {}, warn() {}, error() {} } as Omit<SdkLogger, 'info'> as SdkLogger;
+type SdkLogger = NonNullable<DynamoDBClientConfig['logger']>;
 
 export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
   const local = env.STEPWISE_DYNAMODB_ENDPOINT !== undefined || env.STEPWISE_S3_ENDPOINT !== undefined;
@@ -228,6 +237,7 @@ export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
     region: env.AWS_REGION,
     maxAttempts: sdkAttempts,
     cacheMiddleware,
+    logger: sdkLogger,
     ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
     ...credentials,
   });
@@ -235,6 +245,7 @@ export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
     region: env.AWS_REGION,
     maxAttempts: sdkAttempts,
     cacheMiddleware,
+    logger: sdkLogger,
     ...(env.STEPWISE_S3_ENDPOINT
       ? {
           endpoint: env.STEPWISE_S3_ENDPOINT,

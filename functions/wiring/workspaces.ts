@@ -3,7 +3,7 @@ import { STSClient } from '@aws-sdk/client-sts';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3Workspace } from '../adapters/s3/workspace.js';
 import { ScopedCredentials, partitionOf } from '../adapters/s3/scoped-credentials.js';
-import { type Env, cacheMiddleware, plainWorkspaces, sdkAttempts } from './wire.js';
+import { type Env, cacheMiddleware, plainWorkspaces, sdkAttempts, sdkLogger } from './wire.js';
 
 /**
  * Workspaces for runs: with a workspace role, each run's S3 client uses credentials narrowed to
@@ -23,7 +23,7 @@ export function scopedWorkspaces(env: Env, s3: S3Client): (runId: string) => S3W
   return (runId) => {
     let client = clients.get(runId);
     if (!client) {
-      client = new S3Client({ region: env.AWS_REGION, maxAttempts: sdkAttempts, cacheMiddleware, credentials: scoped.forRun(runId) });
+      client = new S3Client({ region: env.AWS_REGION, maxAttempts: sdkAttempts, cacheMiddleware, logger: sdkLogger, credentials: scoped.forRun(runId) });
       clients.set(runId, client);
       if (clients.size > 50) {
         const [oldest] = clients.keys();
