@@ -217,31 +217,41 @@ export const sdkAttempts = 3;
 /**
  * A client builds each command's middleware stack once per command class instead of on every
  * request (the SDK's `cacheMiddleware`): 70 µs less a DynamoDB request and 100 µs an S3 one,
- * measured without the emulators. Safe here: nothing adds middleware to a single command, and a
- * request sent with options (an abort signal) builds its own (docs/ARCHITECTURE.md, section 6,
- * habit 16).
+ * measured without the emulators. Safe here: nothing adds middleware to a single command; a
+ * request sent with options (an abort signal) goes through a client that keeps none (`awsClients`,
+ * docs/ARCHITECTURE.md, section 6, habit 16).
  */
 export const cacheMiddleware = true;
 
 /**
- * The clients' logger, quiet like the SDK's default, but without `info`: the one level the SDK
- * logs every request at, with its whole input and output walked for sensitive fields, work it
- * skips when the logger has no `info` (some 25 µs a request, measured without the emulators).
+ * The clients' logger, as the SDK's default: warnings to the console (the SDK sends them there
+ * when its logger is the default one; the HTTP handler's "socket usage at capacity" among them),
+ * nothing else. It has no `info`, the level the SDK logs every request at, with its whole input
+ * and output walked for sensitive fields, work it skips when the logger has no `info` (some 25 µs
+ * a request, measured without the emulators).
  */
-export const sdkLogger = { debug() {}, warn() {}, error() {} } as Omit<SdkLogger, 'info'> as SdkLogger;
+export const sdkLogger = { debug() {}, warn: (...content: unknown[]) => console.warn(...content), error() {} } as Omit<SdkLogger, 'info'> as SdkLogger;
 type SdkLogger = NonNullable<DynamoDBClientConfig['logger']>;
 
-export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
+/**
+ * The functions' AWS clients. `signalled` is a DynamoDB client for requests sent with an abort
+ * signal (live text's writes): the SDK drops every stack a client keeps when a request comes with
+ * options, so such requests get a client of their own and the others' stacks stay kept.
+ */
+export function awsClients(env: Env): { dynamo: DynamoDBClient; signalled: DynamoDBClient; s3: S3Client } {
   const local = env.STEPWISE_DYNAMODB_ENDPOINT !== undefined || env.STEPWISE_S3_ENDPOINT !== undefined;
   const credentials = local ? { credentials: localCredentials } : {};
-  const dynamo = new DynamoDBClient({
-    region: env.AWS_REGION,
-    maxAttempts: sdkAttempts,
-    cacheMiddleware,
-    logger: sdkLogger,
-    ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
-    ...credentials,
-  });
+  const dynamoClient = (keepsStacks: boolean) =>
+    new DynamoDBClient({
+      region: env.AWS_REGION,
+      maxAttempts: sdkAttempts,
+      cacheMiddleware: keepsStacks,
+      logger: sdkLogger,
+      ...(env.STEPWISE_DYNAMODB_ENDPOINT ? { endpoint: env.STEPWISE_DYNAMODB_ENDPOINT } : {}),
+      ...credentials,
+    });
+  const dynamo = dynamoClient(cacheMiddleware);
+  const signalled = dynamoClient(false);
   const s3 = new S3Client({
     region: env.AWS_REGION,
     maxAttempts: sdkAttempts,
@@ -258,7 +268,7 @@ export function awsClients(env: Env): { dynamo: DynamoDBClient; s3: S3Client } {
       : {}),
     ...credentials,
   });
-  return { dynamo, s3 };
+  return { dynamo, signalled, s3 };
 }
 
 export interface Wiring {
@@ -304,7 +314,7 @@ export interface WireParts {
 /** The adapters every function shares, plus the parts it asks for. */
 export function wire(source: Record<string, string | undefined>, parts: WireParts = {}): Wiring {
   const env = readEnv(source);
-  const { dynamo, s3 } = awsClients(env);
+  const { dynamo, signalled, s3 } = awsClients(env);
   const doc = new Documents(dynamo);
   const blobs = new BlobStore(s3, env.STEPWISE_BUCKET);
   const runs = new DynamoRunStore({ doc, table: env.STEPWISE_TABLE, blobs });
@@ -316,7 +326,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
         log: (message, detail) => console.warn(JSON.stringify({ level: 'warn', message, ...detail })),
       })
     : undefined;
-  const liveText = new DynamoLiveText(doc, env.STEPWISE_TABLE);
+  const liveText = new DynamoLiveText(new Documents(signalled), env.STEPWISE_TABLE);
   return {
     ...(externalTools ? { externalTools } : {}),
     catalogs,

@@ -14,8 +14,7 @@
  * has read, and what it wrote to them, and asks DynamoDB only for what follows its last message:
  * a step reads the new tool results, not the whole history again.
  */
-import { type QueryCommandInput } from '@aws-sdk/lib-dynamodb';
-import type { Documents } from './documents.js';
+import type { Documents, QueryInput } from './documents.js';
 import * as z from 'zod';
 import {
   type Conversation,
@@ -337,10 +336,10 @@ function toRecord({ item, body }: { item: ItemBase; body: string }): Conversatio
 }
 
 /** Every item a query matches, across pages; a transient failure surfaces as `StoreUnavailable`, naming `what`. */
-export function queryAll(doc: Documents, input: QueryCommandInput, what: string): Promise<Record<string, unknown>[]> {
+export function queryAll(doc: Documents, input: QueryInput, what: string): Promise<Record<string, unknown>[]> {
   return guard(what, async () => {
     const items: Record<string, unknown>[] = [];
-    for await (const page of doc.pages(input)) items.push(...(page.Items ?? []));
+    for await (const page of doc.pages(input)) items.push(...page.Items);
     return items;
   });
 }

@@ -22,10 +22,20 @@ import { type NativeAttributeValue, marshall, unmarshall } from '@aws-sdk/util-d
 /** An item, a key or a page's last key, as plain values. */
 export type Document = Record<string, NativeAttributeValue>;
 
-/** A request's options: a signal that abandons it (a request sent with one builds its stack anew). */
+/**
+ * A request's options: a signal that abandons it. A client that gets options drops every stack it
+ * keeps (smithy's `Client.send`), so send these through a client that keeps none (`awsClients`).
+ */
 export interface RequestOptions {
   abortSignal?: AbortSignal;
 }
+
+// The legacy parameters (`Expected`, `AttributeUpdates`, `KeyConditions`, `QueryFilter`) carry
+// values this wrapper does not marshal: they are not accepted, expressions are.
+type GetInput = GetCommandInput;
+type PutInput = Omit<PutCommandInput, 'Expected'>;
+type UpdateInput = Omit<UpdateCommandInput, 'Expected' | 'AttributeUpdates'>;
+export type QueryInput = Omit<QueryCommandInput, 'KeyConditions' | 'QueryFilter'>;
 
 export interface QueryPage {
   Items: Document[];
@@ -43,12 +53,12 @@ const fromWire = (values: Parameters<typeof unmarshall>[0] | undefined): Documen
 export class Documents {
   constructor(readonly client: DynamoDBClient) {}
 
-  async get(input: GetCommandInput, options?: RequestOptions): Promise<{ Item?: Document }> {
+  async get(input: GetInput, options?: RequestOptions): Promise<{ Item?: Document }> {
     const out = await this.client.send(new GetItemCommand({ ...input, Key: toWire(input.Key) }), ...extra(options));
     return present({ Item: fromWire(out.Item) });
   }
 
-  async put(input: PutCommandInput, options?: RequestOptions): Promise<{ Attributes?: Document }> {
+  async put(input: PutInput, options?: RequestOptions): Promise<{ Attributes?: Document }> {
     const out = await this.client.send(
       new PutItemCommand({ ...input, Item: toWire(input.Item), ExpressionAttributeValues: toWire(input.ExpressionAttributeValues) }),
       ...extra(options),
@@ -56,7 +66,7 @@ export class Documents {
     return present({ Attributes: fromWire(out.Attributes) });
   }
 
-  async update(input: UpdateCommandInput, options?: RequestOptions): Promise<{ Attributes?: Document }> {
+  async update(input: UpdateInput, options?: RequestOptions): Promise<{ Attributes?: Document }> {
     const out = await this.client.send(
       new UpdateItemCommand({ ...input, Key: toWire(input.Key), ExpressionAttributeValues: toWire(input.ExpressionAttributeValues) }),
       ...extra(options),
@@ -64,17 +74,17 @@ export class Documents {
     return present({ Attributes: fromWire(out.Attributes) });
   }
 
-  async query(input: QueryCommandInput, options?: RequestOptions): Promise<QueryPage> {
+  async query(input: QueryInput, options?: RequestOptions): Promise<QueryPage> {
     return pageOf(await this.client.send(new QueryCommand(wireQuery(input)), ...extra(options)));
   }
 
   /** Every page of a query, each request continuing from the page before. */
-  async *pages(input: QueryCommandInput): AsyncGenerator<QueryPage> {
+  async *pages(input: QueryInput): AsyncGenerator<QueryPage> {
     for await (const page of paginateQuery({ client: this.client }, wireQuery(input))) yield pageOf(page);
   }
 }
 
-function wireQuery(input: QueryCommandInput) {
+function wireQuery(input: QueryInput) {
   return { ...input, ExpressionAttributeValues: toWire(input.ExpressionAttributeValues), ExclusiveStartKey: toWire(input.ExclusiveStartKey) };
 }
 

@@ -25,7 +25,10 @@ export class DynamoLiveText implements LiveText, LiveTextReader, LiveTexts {
 
   async write(attempt: LiveAttempt, options: { signal?: AbortSignal } = {}): Promise<void> {
     await guard('Writing live text', () =>
-      this.doc.put({ TableName: this.table, Item: { pk: pkOf(attempt.runId), sk: liveSortKey(attempt), ...attempt } }, options.signal ? { abortSignal: options.signal } : {}),
+      this.doc.put(
+        { TableName: this.table, Item: { pk: pkOf(attempt.runId), sk: liveSortKey(attempt), ...attempt } },
+        options.signal ? { abortSignal: options.signal } : {},
+      ),
     );
   }
 

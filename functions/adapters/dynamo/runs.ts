@@ -225,7 +225,7 @@ export class DynamoRunStore implements RunStore {
         ...(query.cursor ? { ExclusiveStartKey: decodeCursor(query.cursor, index.partitionKey, partition) } : {}),
       }),
     );
-    const items = (out.Items ?? []).map((item) => ({
+    const items = out.Items.map((item) => ({
       runId: String(item.runId),
       mode: item.mode,
       goal: String(item.goalPreview ?? ''),
@@ -245,15 +245,14 @@ export class DynamoRunStore implements RunStore {
     return guard('Counting running runs', async () => {
       let count = 0;
       const pages = this.options.doc.pages({
-          TableName: this.options.table,
-          IndexName: index.name,
-          KeyConditionExpression: '#pk = :pk',
-          ExpressionAttributeNames: { '#pk': index.partitionKey },
-          ExpressionAttributeValues: { ':pk': `${itemFamilies.running}${ownerKey(owner)}` },
-          Select: 'COUNT',
-        },
-      );
-      for await (const page of pages) count += page.Count ?? 0;
+        TableName: this.options.table,
+        IndexName: index.name,
+        KeyConditionExpression: '#pk = :pk',
+        ExpressionAttributeNames: { '#pk': index.partitionKey },
+        ExpressionAttributeValues: { ':pk': `${itemFamilies.running}${ownerKey(owner)}` },
+        Select: 'COUNT',
+      });
+      for await (const page of pages) count += page.Count;
       return count;
     });
   }

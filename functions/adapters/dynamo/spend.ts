@@ -30,14 +30,13 @@ export class DynamoSpendStore implements SpendStore {
     return guard('Reading the daily spend', async () => {
       let total = 0;
       const pages = this.doc.pages({
-          TableName: this.table,
-          KeyConditionExpression: 'pk = :pk',
-          ExpressionAttributeValues: { ':pk': partition(owner, day) },
-          ProjectionExpression: 'usd',
-          ConsistentRead: true,
-        },
-      );
-      for await (const page of pages) for (const item of page.Items ?? []) total += typeof item.usd === 'number' ? item.usd : 0;
+        TableName: this.table,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': partition(owner, day) },
+        ProjectionExpression: 'usd',
+        ConsistentRead: true,
+      });
+      for await (const page of pages) for (const item of page.Items) total += typeof item.usd === 'number' ? item.usd : 0;
       return total;
     });
   }
