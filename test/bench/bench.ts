@@ -47,8 +47,8 @@ const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 /**
  * A script of `n` tool turns (a small file read each time) and a final answer. Each turn states its
  * usage, as a model's answer does: the scripted model would otherwise estimate it from the whole
- * request it was sent (a stringify of the growing conversation, half a millisecond a turn by the
- * end), which is the stand-in's work, not Stepwise's.
+ * request it was sent (a stringify of the growing conversation, half a millisecond a turn on
+ * average over 200 turns), which is the stand-in's work, not Stepwise's.
  */
 function script(n: number): ScriptedTurn[] {
   const usage = (turn: number) => ({ inputTokens: 1_200 + 650 * turn, outputTokens: 40 });
