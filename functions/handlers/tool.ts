@@ -2,7 +2,7 @@
 import { callingSources } from '../wiring/external.js';
 import { agentProfile } from '../core/agents.js';
 import { metricNames, otherTool } from '../core/metrics.js';
-import { mcpSeparator } from '../core/tools/external.js';
+import { mcpSeparator, mcpServerOf } from '../core/tools/external.js';
 import { ToolInput, type ToolStepResult, toolStep } from '../core/steps/tool.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { scopedWorkspaces } from '../wiring/workspaces.js';
@@ -12,7 +12,7 @@ import { parseEvent } from '../core/step-input.js';
 const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
 const { mcpServers, lambdaTools } = externalConfig(wiring.env);
 const lambdaToolNames = new Set(lambdaTools.map((tool) => tool.name));
-const serverPrefixes = mcpServers.map((server) => `${server.name}${mcpSeparator}`);
+const serverNames = new Set(mcpServers.map((server) => server.name));
 
 /**
  * The `tool` dimension of a call: a built-in or Lambda tool by name, an MCP tool as its server
@@ -22,8 +22,8 @@ const serverPrefixes = mcpServers.map((server) => `${server.name}${mcpSeparator}
 function toolDimension(agent: Parameters<typeof agentProfile>[0], name: string | undefined): string {
   if (name === undefined) return otherTool;
   if (agentProfile(agent).tools.get(name) !== undefined || lambdaToolNames.has(name)) return name;
-  const prefix = serverPrefixes.find((p) => name.startsWith(p));
-  return prefix ? `${prefix}*` : otherTool;
+  const server = mcpServerOf(name);
+  return server !== undefined && serverNames.has(server) ? `${server}${mcpSeparator}*` : otherTool;
 }
 
 export async function handler(event: unknown): Promise<ToolStepResult> {

@@ -48,7 +48,7 @@ import { AgentName } from '../names.js';
 import { answersRun, checkAnswer, finalAnswerNudge, finalAnswerSpec, finalAnswerSystemNote, finalAnswerTool } from '../output.js';
 import { estimateCost } from '../prices.js';
 import type { Run, RunResult, RunStore, RunTotals } from '../runs.js';
-import { type ExternalTools, type ToolCatalog, externalSpecs, mcpSeparator, unavailableNote, unlistedPolicyTools } from '../tools/external.js';
+import { type ExternalTools, type ToolCatalog, externalSpecs, mcpServerOf, unavailableNote, unlistedPolicyTools } from '../tools/external.js';
 
 export const InferenceInput = z.object({
   runId: z.string().min(1),
@@ -359,11 +359,11 @@ async function settle(
 
 /** Stops the run when its approval policy names an MCP tool the run's catalog does not list (`unlistedPolicyTools`). */
 async function checkPolicyNames(catalog: ToolCatalog | undefined, runId: string, deps: InferenceDeps): Promise<void> {
-  if (!catalog || !deps.approvals || !catalog.tools.some((tool) => tool.name.includes(mcpSeparator))) return;
+  if (!catalog || !deps.approvals || !catalog.tools.some((tool) => mcpServerOf(tool.name) !== undefined)) return;
   const unlisted = unlistedPolicyTools(await deps.approvals.toolsFor(runId), catalog);
   if (!unlisted.length) return;
-  const servers = [...new Set(unlisted.map((name) => name.slice(0, name.indexOf(mcpSeparator))))];
-  const offered = catalog.tools.filter((tool) => servers.some((server) => tool.name.startsWith(`${server}${mcpSeparator}`))).map((tool) => tool.name);
+  const servers = new Set(unlisted.map(mcpServerOf));
+  const offered = catalog.tools.filter((tool) => servers.has(mcpServerOf(tool.name))).map((tool) => tool.name);
   throw new ApprovalPolicyInvalid(
     `The run's approval policy names ${unlisted.join(', ')}, which ${unlisted.length > 1 ? 'are' : 'is'} not among the tools its MCP server lists (${offered.join(', ') || 'none'}); the run stops rather than let the tool it meant run without approval.`,
   );

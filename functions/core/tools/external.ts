@@ -66,8 +66,17 @@ export function externalToolNames(config: { mcpServers: readonly { name: string 
 export function isExternalToolName(names: ExternalToolNames, name: string): boolean {
   if (!toolNamePattern.test(name)) return false;
   if (names.lambdaTools.includes(name)) return true;
+  const server = mcpServerOf(name);
+  return server !== undefined && name.length > server.length + mcpSeparator.length && names.mcpServers.includes(server);
+}
+
+/**
+ * The server of an MCP tool's name (`<server>__<tool>`), `undefined` for any other name. Server
+ * names have no "_", so the first "__" ends the server's.
+ */
+export function mcpServerOf(name: string): string | undefined {
   const at = name.indexOf(mcpSeparator);
-  return at > 0 && name.length > at + mcpSeparator.length && names.mcpServers.includes(name.slice(0, at));
+  return at > 0 ? name.slice(0, at) : undefined;
 }
 
 /** The source id of an MCP server's tools, as a run's catalog names it (`unavailable`). */
@@ -86,8 +95,8 @@ export function unlistedPolicyTools(policyTools: readonly string[], catalog: Pic
   const listed = new Set(catalog.tools.map((tool) => tool.name));
   const down = new Set(catalog.unavailable.map((entry) => entry.source));
   return policyTools.filter((name) => {
-    const at = name.indexOf(mcpSeparator);
-    return at > 0 && !listed.has(name) && !down.has(mcpSourceId(name.slice(0, at)));
+    const server = mcpServerOf(name);
+    return server !== undefined && !listed.has(name) && !down.has(mcpSourceId(server));
   });
 }
 
