@@ -204,20 +204,21 @@ export class AgentLoop extends Construct {
     // a reviewer takes `Tools`, whose item is the tool step alone (or `OnlyTool`, below, for a
     // single call); one with a gated call takes `GatedTools`, whose items pass the gate first.
     // Either way the loop goes on at Inference.
+    // A call of the last step's turn, wherever it is read from: a Map's item, or the only call.
+    const callOfStep = (ref: string) => ({
+      'runId.$': '$.runId',
+      'agent.$': '$.agent',
+      'conversationId.$': '$.conversationId',
+      'seq.$': '$.step.seq',
+      'toolUseId.$': `${ref}.id`,
+      'name.$': `${ref}.name`,
+      'iteration.$': '$.step.iteration',
+    });
     const toolMap = (id: string, processor: sfn.IChainable) => {
       const map = new sfn.Map(this, id, {
         itemsPath: '$.step.toolCalls',
         maxConcurrency: props.toolConcurrency ?? 8,
-        itemSelector: {
-          'runId.$': '$.runId',
-          'agent.$': '$.agent',
-          'conversationId.$': '$.conversationId',
-          'seq.$': '$.step.seq',
-          'toolUseId.$': '$$.Map.Item.Value.id',
-          'name.$': '$$.Map.Item.Value.name',
-          'iteration.$': '$.step.iteration',
-          'needsApproval.$': '$$.Map.Item.Value.needsApproval',
-        },
+        itemSelector: { ...callOfStep('$$.Map.Item.Value'), 'needsApproval.$': '$$.Map.Item.Value.needsApproval' },
         resultPath: sfn.JsonPath.DISCARD,
       });
       map.itemProcessor(processor).next(inference);
@@ -226,20 +227,7 @@ export class AgentLoop extends Construct {
     const tools = toolMap('Tools', toolTask('Tool'));
     const gatedTools = toolMap('GatedTools', gate);
     // The most common turn, one call that waits for nobody, needs no Map at all.
-    const onlyTool = toolTask(
-      'OnlyTool',
-      {
-        'runId.$': '$.runId',
-        'agent.$': '$.agent',
-        'conversationId.$': '$.conversationId',
-        'seq.$': '$.step.seq',
-        'toolUseId.$': '$.step.toolCalls[0].id',
-        'iteration.$': '$.step.iteration',
-        'name.$': '$.step.toolCalls[0].name',
-        needsApproval: false,
-      },
-      false,
-    );
+    const onlyTool = toolTask('OnlyTool', { ...callOfStep('$.step.toolCalls[0]'), needsApproval: false }, false);
     onlyTool.next(inference);
 
     // Continue-as-new: the loop goes on in a child execution of this same state machine, named
