@@ -15,9 +15,9 @@ import { wire } from '../../functions/wiring/wire.js';
 import { localIssuerIn, localTenantClaim } from '../../local/issuer.js';
 import { startEmulators } from '../../local/stand-ins/emulators.js';
 import { RecordingStarter, memoryApi } from '../support/api.js';
+import { row } from './table.js';
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
 export interface CallerFigures {
   /** Median ms of `GET /runs/{runId}` without a token (the local caller) and with one, on in-memory stores. */

@@ -14,6 +14,7 @@ import { type MessageRecord, type RunRecord, snapshotEvents } from '../../consol
 import { consoleRoutes } from '../../local/console.js';
 import { chromiumPath } from '../support/browser.js';
 import { sseBody } from '../support/console-events.js';
+import { row } from './table.js';
 
 export interface ConsoleFigures {
   firstLoad: { files: number; raw: number; gzip: number; brotli: number };
@@ -155,7 +156,6 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 const kib = (n: number) => `${(n / 1024).toFixed(1)} KiB`;
 
 export function consoleReport(f: ConsoleFigures): string {
-  const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [
     '\n## The console (headless Chromium; targets: first load < 200 KB compressed, a 200-message run drawn in < 1 s)\n',
     row(['measure', 'value']),

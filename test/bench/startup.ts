@@ -11,6 +11,7 @@ import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { row } from './table.js';
 
 const root = fileURLToPath(new URL('../../', import.meta.url));
 /** The tsx command line that `npm run dev` runs (`tsx bin/dev.ts`), without npm in front. */
@@ -34,7 +35,6 @@ export async function measureStartup(devRuns = 3, cliRuns = 5): Promise<StartupF
 
 /** The figures as a Markdown section. */
 export function startupReport({ devMs, cliMs }: StartupFigures): string {
-  const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   return [
     '\n## Start-up\n',
     row(['command', 'median ms', 'runs (ms)']),

@@ -7,8 +7,8 @@
 import { say, use } from '../support/agents.js';
 import { type StackFixture, startFixture } from '../support/local-stack.js';
 import { eventsOf, frames } from '../support/sse.js';
+import { row } from './table.js';
 
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface IdleFigures {

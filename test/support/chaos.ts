@@ -15,6 +15,7 @@ import type { Reply, WireRequest } from '../../local/stand-ins/messages-api.js';
 import type { LocalHandler } from '../../local/runtime/runtime.js';
 import { say, use } from './agents.js';
 import type { StackFixture } from './local-stack.js';
+import { row } from '../bench/table.js';
 
 export interface ChaosOptions {
   runs: number;
@@ -274,7 +275,6 @@ async function verify(
 
 /** The outcome as a table, for the bench and the README. */
 export function chaosReport(chaos: Chaos, outcome: ChaosOutcome): string {
-  const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
   const lines = [
     row(['runs', chaos.options.runs]),
     row(['---', '---']),
