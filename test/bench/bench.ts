@@ -21,9 +21,10 @@ import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
 import { consoleReport, measureConsole } from './console.js';
-import { IterationProfile, type Phases, type RequestKind, phasesOf, requestKinds } from './iteration.js';
+import { IterationProfile, inferenceStarts, phasesOf, requestKinds } from './iteration.js';
 import { requestsReport } from './requests.js';
 import { measureStartup, startupReport } from './startup.js';
+import { row } from './table.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
 const prices = JSON.parse(readFileSync(new URL('./prices.json', import.meta.url), 'utf8')) as Prices;
@@ -42,7 +43,6 @@ const benchModel = 'claude-sonnet-4-5';
 const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / Math.max(1, xs.length);
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? 0;
 const p95 = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length * 0.95)] ?? 0;
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
 /**
  * A script of `n` tool turns (a small file read each time) and a final answer. Each turn states its
@@ -66,8 +66,6 @@ interface RunFigures {
   transitions: number;
   invocations: number;
   stats: RequestCounts;
-  phases: Phases;
-  requests: RequestKind[];
 }
 
 const growthLengths = [10, 100, 1000];
@@ -80,8 +78,8 @@ async function measure(iterations: number) {
   // for their first iterations, where their limit stops them.
   writeFileSync(scriptFile, JSON.stringify(script(iterations - 1)));
   const profile = new IterationProfile({
-    dynamo: () => portOf(process.env.STEPWISE_DYNAMODB_ENDPOINT),
-    s3: () => portOf(process.env.STEPWISE_S3_ENDPOINT),
+    dynamo: () => process.env.STEPWISE_DYNAMODB_ENDPOINT,
+    s3: () => process.env.STEPWISE_S3_ENDPOINT,
   });
   const stack = await startLocalStack({
     port: 0,
@@ -98,9 +96,7 @@ async function measure(iterations: number) {
     await stack.runtime.idle();
     const run = (await (await fetch(`${stack.url}/runs/${runId}`)).json()) as { status: string };
     const executions = stack.runtime.list().filter((e) => !before.has(e.executionArn));
-    // An iteration is an inference step; an invocation at a bound of the loop (the hand-over to
-    // a fresh execution every 60 iterations) calls no model and is no iteration.
-    const starts = profile.invocations.filter((i) => i.fn === 'inference' && !i.bound).map((i) => i.start);
+    const starts = inferenceStarts(profile);
     return {
       status: run.status,
       iterations: starts.length,
@@ -108,8 +104,6 @@ async function measure(iterations: number) {
       transitions: executions.reduce((n, e) => n + e.transitions, 0),
       invocations: profile.invocations.length,
       stats: await stack.requestCounter.snapshot(),
-      phases: phasesOf(profile),
-      requests: requestKinds(profile),
     };
   };
   try {
@@ -131,14 +125,12 @@ async function measure(iterations: number) {
     }
     profile.attach(ScriptedModel.prototype);
     const measured = await runOnce({ goal: 'bench', mode: 'single', maxIterations: 200 });
-    return { main, measured, growth };
+    return { main, measured: { ...measured, phases: phasesOf(profile), requests: requestKinds(profile) }, growth };
   } finally {
     await stack.close();
     profile.close();
   }
 }
-
-const portOf = (url: string | undefined) => (url ? new URL(url).port : undefined);
 
 async function cacheShare(steps: number) {
   const core = await memoryCore('Read the file again and again.');

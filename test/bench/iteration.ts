@@ -58,11 +58,13 @@ interface RequestSpan extends Span {
   received: number;
 }
 
-/** The emulators' loopback ports, read when a request is made (the stack knows them once started). */
-export interface EmulatorPorts {
+/** The emulators' endpoints, read when a request is made (the stack knows them once started). */
+interface EmulatorEndpoints {
   dynamo(): string | undefined;
   s3(): string | undefined;
 }
+
+const portOf = (url: string | undefined) => (url ? new URL(url).port : undefined);
 
 /** Records handler calls, emulator requests, model calls and GC pauses of the bench's process while attached. */
 export class IterationProfile {
@@ -81,7 +83,7 @@ export class IterationProfile {
   });
   private detach: (() => void) | undefined;
 
-  constructor(private readonly ports: EmulatorPorts) {}
+  constructor(private readonly endpoints: EmulatorEndpoints) {}
 
   /** Forgets what was recorded: a new run starts. */
   reset(): void {
@@ -161,7 +163,7 @@ export class IterationProfile {
   private sent(request: ClientRequest): void {
     const start = performance.now();
     const port = String(request.getHeader('host') ?? '').split(':')[1];
-    const service: Service = port === this.ports.dynamo() ? 'DynamoDB' : port === this.ports.s3() ? 'S3' : 'other';
+    const service: Service = port === portOf(this.endpoints.dynamo()) ? 'DynamoDB' : port === portOf(this.endpoints.s3()) ? 'S3' : 'other';
     // DynamoDB and the other AWS JSON APIs name the operation in a header; S3 in the method and path.
     const target = String(request.getHeader('x-amz-target') ?? '').split('.')[1];
     const span: RequestSpan = {
@@ -194,7 +196,7 @@ export class IterationProfile {
    * this socket's remote port (a socket carries one request at a time). Its body names the key.
    */
   private received(request: IncomingMessage, socket: Socket): void {
-    if (String(socket.localPort) !== this.ports.dynamo()) return;
+    if (String(socket.localPort) !== portOf(this.endpoints.dynamo())) return;
     const client = [...this.unread.keys()].find((c) => c.socket?.localPort === socket.remotePort);
     const span = client && this.unread.get(client);
     if (!client || !span) return;
@@ -286,11 +288,19 @@ const serviceLabels: Record<Service, string> = {
 };
 
 /**
+ * When each iteration began, in order: an iteration is an inference step; an invocation at a bound
+ * of the loop (the hand-over to a fresh execution every 60 iterations) calls no model and is none.
+ */
+export function inferenceStarts(profile: Pick<IterationProfile, 'invocations'>): number[] {
+  return profile.invocations.filter((i) => i.fn === 'inference' && !i.bound).map((i) => i.start).sort((a, b) => a - b);
+}
+
+/**
  * The mean iteration: what started between the first inference step's start and the last one's,
  * per iteration. A handler's own time is its call less the requests and model calls it made.
  */
 export function phasesOf(profile: IterationProfile): Phases {
-  const starts = profile.invocations.filter((i) => i.fn === 'inference' && !i.bound).map((i) => i.start).sort((a, b) => a - b);
+  const starts = inferenceStarts(profile);
   const from = starts[0] ?? 0;
   const to = starts.at(-1) ?? 0;
   const iterations = Math.max(1, starts.length - 1);
@@ -300,22 +310,26 @@ export function phasesOf(profile: IterationProfile): Phases {
   const modelCalls = within(profile.modelCalls);
   const inside = (h: Invocation) => <T extends Span>(spans: T[]) => spans.filter((s) => s.start >= h.start && s.start <= h.end);
   const own = new Map<string, number>();
+  const madeByHandlers = new Set<RequestSpan>();
   for (const h of handlers) {
     const made = inside(h);
-    const waited = covered(made(requests).filter((r) => r.fn === h.fn)) + sumOf(made(modelCalls));
+    const mine = made(requests).filter((r) => r.fn === h.fn);
+    for (const request of mine) madeByHandlers.add(request);
+    const waited = covered(mine) + sumOf(made(modelCalls));
     own.set(h.fn, (own.get(h.fn) ?? 0) + (h.end - h.start) - waited);
   }
   const handlerMs = sumOf(handlers);
   const services: Service[] = ['DynamoDB', 'S3', 'other'];
-  const byService = services.map((service) => covered(requests.filter((r) => r.service === service)));
+  const byService = services.map((service) => ({ service, ms: covered(requests.filter((r) => r.service === service)) }));
   // Requests outside handlers (the API's, the orchestrator's) are not in a handler's time.
-  const outsideHandlers = covered(requests.filter((r) => !handlers.some((h) => h.fn === r.fn && r.start >= h.start && r.start <= h.end)));
+  const outsideHandlers = covered(requests.filter((r) => !madeByHandlers.has(r)));
   const per = (ms: number) => ms / iterations;
   const wall = to - from;
   const phases = [
     { phase: 'interpreter (ASL interpreter and local runtime between states)', ms: per(wall - handlerMs - outsideHandlers) },
     ...[...own].map(([fn, ms]) => ({ phase: `Lambda invoke: ${fn} (handler code, SDK serialization and signing)`, ms: per(ms) })),
-    ...services.map((service, i) => ({ phase: serviceLabels[service], ms: per(byService[i] ?? 0) })).filter((p) => p.ms > 0 || !p.phase.startsWith('requests to other')),
+    // Requests to other endpoints get a row only when there were some.
+    ...byService.filter(({ service, ms }) => service !== 'other' || ms > 0).map(({ service, ms }) => ({ phase: serviceLabels[service], ms: per(ms) })),
     { phase: 'model client (scripted generate)', ms: per(sumOf(modelCalls)) },
   ];
   const { active, idle } = profile.between;

@@ -5,6 +5,7 @@
  * matches any more is listed too, so a removed request takes its reason with it.
  */
 import { type RequestKind, orchestrator } from './iteration.js';
+import { row } from './table.js';
 
 /** Why each kind of request is made: `<function> <operation> <item family>`, as the table prints them. */
 export const why: Record<string, string> = {
@@ -36,7 +37,6 @@ export const why: Record<string, string> = {
   [`${orchestrator} GetItem run# run`]: "LoadSingleUsage: the run's token usage for the completion event (projected)",
 };
 
-const row = (cells: (string | number)[]) => `| ${cells.join(' | ')} |`;
 
 /** The table of the run's requests by kind, with their reasons. */
 export function requestsReport(kinds: RequestKind[], iterations: number): string {

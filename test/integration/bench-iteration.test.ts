@@ -1,11 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type { ModelProvider } from '../../functions/core/model.js';
-import { IterationProfile, dynamoTarget, orchestrator, phasesOf, requestKinds, s3Target } from '../bench/iteration.js';
+import { IterationProfile, type Service, dynamoTarget, orchestrator, phasesOf, requestKinds, s3Target } from '../bench/iteration.js';
 import { requestsReport, why } from '../bench/requests.js';
 import { useLocalAws } from '../support/local-aws.js';
 
 const aws = useLocalAws();
-const portOf = (url: string) => new URL(url).port;
 
 describe('dynamoTarget', () => {
   it('names the item family and the shape of the sort key or its condition', () => {
@@ -36,7 +35,7 @@ describe('s3Target', () => {
 describe('phasesOf', () => {
   it('splits each iteration into phases that add up to its wall time', () => {
     const profile = new IterationProfile({ dynamo: () => undefined, s3: () => undefined });
-    const request = (fn: string, service: 'DynamoDB' | 'S3', start: number, end: number) =>
+    const request = (fn: string, service: Service, start: number, end: number) =>
       ({ fn, service, operation: 'x', family: 'y', start, end, sent: 0, received: 0 });
     // Two iterations of 10 ms: inference 0–5 (DynamoDB 1–3, model 3–4), tool 6–9 (S3 7–8), then again.
     for (const at of [0, 10]) {
@@ -63,7 +62,7 @@ describe('phasesOf', () => {
 
 describe('IterationProfile', () => {
   it('attributes each emulator request to the function that made it, with its operation and item family', async () => {
-    const profile = new IterationProfile({ dynamo: () => portOf(aws.emulators.dynamoEndpoint), s3: () => portOf(aws.emulators.s3Endpoint) });
+    const profile = new IterationProfile({ dynamo: () => aws.emulators.dynamoEndpoint, s3: () => aws.emulators.s3Endpoint });
     const model: Pick<ModelProvider, 'generate'> = { generate: () => Promise.reject(new Error('not called')) };
     profile.attach(model);
     try {
