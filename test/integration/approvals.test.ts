@@ -14,7 +14,6 @@ async function start(goal: string, extra: Record<string, unknown> = {}): Promise
   return String(res.body.runId);
 }
 
-const waitingOn = (runId: string, count: number) => local.waitingOn(runId, count);
 const decide = (runId: string, toolUseId: string, body: unknown) => local.post(`/runs/${runId}/approvals/${toolUseId}`, body);
 const files = async (runId: string) => (await local.get(`/runs/${runId}/files`)).body.items as { path: string }[];
 const lastUserMessage = (tag: string, request: number) => local.book.requests.get(tag)?.[request]?.messages.at(-1)?.content as {
@@ -33,7 +32,7 @@ describe('approval rules', () => {
     const runId = await start(`${tag} Write two files.`, {
       approvals: { tools: ['write_file'], rules: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }] },
     });
-    const waiting = await waitingOn(runId, 1);
+    const waiting = await local.waitingOn(runId, 1);
     expect(waiting.waitingFor.map((w) => w.toolUseId)).toEqual(['toolu_o']);
     expect(waiting.decisions).toEqual([expect.objectContaining({ toolUseId: 'toolu_n', decision: 'approve', decidedBy: 'rule:0' })]);
     expect((await decide(runId, 'toolu_o', { decision: 'approve' })).status).toBe(202);
@@ -51,7 +50,7 @@ describe('a reviewer who edits or explains', () => {
   it('approves with an edited input: the edited file is written and not the original, and the model is told', async () => {
     const tag = local.book.add('edit', { turn: use(['toolu_w', 'write_file', { path: 'secrets.txt', content: 'token=abc' }]) }, { turn: say('Done.') });
     const runId = await start(`${tag} Save it.`);
-    await waitingOn(runId, 1);
+    await local.waitingOn(runId, 1);
     const refused = await decide(runId, 'toolu_w', { decision: 'approve', input: { path: 'notes/public.txt', content: 42 } });
     expect(refused).toMatchObject({ status: 400, body: { error: { code: 'ValidationFailed', issues: [{ path: 'input.content' }] } } });
     const decided = await decide(runId, 'toolu_w', { decision: 'approve', input: { path: 'notes/public.txt', content: 'no secrets' }, message: 'Never write tokens.' });
@@ -68,7 +67,7 @@ describe('a reviewer who edits or explains', () => {
   it('denies with a message, which the model reads', async () => {
     const tag = local.book.add('deny-message', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) }, { turn: say('Understood.') });
     const runId = await start(`${tag} Write a.md.`);
-    await waitingOn(runId, 1);
+    await local.waitingOn(runId, 1);
     expect((await decide(runId, 'toolu_w', { decision: 'deny', message: 'Put it in docs/ please.' })).status).toBe(202);
     expect((await local.waitFor(runId)).status).toBe('succeeded');
     expect(lastUserMessage('deny-message', 1)[0]).toMatchObject({ is_error: true, content: expect.stringMatching(/^A reviewer denied this tool call: Put it in docs\/ please\./) });
@@ -82,7 +81,7 @@ describe('a tool call that needs approval', () => {
     const tag = local.book.add('approve', { turn: use(['toolu_w', 'write_file', input]) }, { turn: say('Wrote notes.md.') });
     const runId = await start(`${tag} Write notes.`);
 
-    const waiting = await waitingOn(runId, 1);
+    const waiting = await local.waitingOn(runId, 1);
     expect(waiting).toMatchObject({ status: 'running', approvals: { tools: ['write_file', 'edit_file'] } });
     expect(waiting.waitingFor).toEqual([{ toolUseId: 'toolu_w', name: 'write_file', input, requestedAt: expect.any(String) }]);
     expect(await files(runId)).toEqual([]);
@@ -115,7 +114,7 @@ describe('a tool call that needs approval', () => {
       { turn: say('Understood, I will not write it.') },
     );
     const runId = await start(`${tag} Write a secret.`);
-    await waitingOn(runId, 1);
+    await local.waitingOn(runId, 1);
 
     expect((await decide(runId, 'toolu_d', { decision: 'deny', reason: 'no secrets in the workspace' })).body).toMatchObject({
       decision: 'deny',
@@ -143,11 +142,11 @@ describe('a tool call that needs approval', () => {
       { turn: say('Wrote a.md only.') },
     );
     const runId = await start(`${tag} Write two files.`);
-    const waiting = await waitingOn(runId, 2);
+    const waiting = await local.waitingOn(runId, 2);
     expect(waiting.waitingFor.map((w) => w.toolUseId).sort()).toEqual(['toolu_a', 'toolu_b']);
 
     expect((await decide(runId, 'toolu_a', { decision: 'approve' })).status).toBe(202);
-    const stillWaiting = await waitingOn(runId, 1);
+    const stillWaiting = await local.waitingOn(runId, 1);
     expect(stillWaiting.waitingFor.map((w) => w.toolUseId)).toEqual(['toolu_b']);
     // The approved call ran; the model is not asked again while one call still waits.
     for (let i = 0; i < 50 && (await files(runId)).length === 0; i++) await new Promise((r) => setTimeout(r, 20));
@@ -174,7 +173,7 @@ describe('a tool call that needs approval', () => {
     const tag = local.book.add('twice', { turn: use(['toolu_t', 'edit_file', { path: 'x', old_string: 'a', new_string: 'b' }]) }, { turn: say('ok'), delayMs: 300 });
     // edit_file is gated by the deployment, without the run asking.
     const runId = await start(`${tag} Edit.`, { approvals: undefined });
-    await waitingOn(runId, 1);
+    await local.waitingOn(runId, 1);
 
     expect(await decide(runId, 'toolu_nope', { decision: 'approve' })).toMatchObject({ status: 404, body: { error: { code: 'ApprovalNotFound' } } });
     expect(await decide(runId, 'toolu_t', { decision: 'maybe' })).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'decision' }] } } });
@@ -198,7 +197,7 @@ describe('a tool call that needs approval', () => {
       { turn: say('Picking up where we left off.') },
     );
     const runId = await start(`${tag} Write late.md.`, { sessionId: session });
-    await waitingOn(runId, 1);
+    await local.waitingOn(runId, 1);
 
     expect((await local.post(`/runs/${runId}/cancel`, {})).status).toBe(202);
     const cancelled = await local.waitFor(runId);
@@ -223,7 +222,7 @@ describe('a tool call that needs approval', () => {
       { turn: say('Done.') },
     );
     const runId = await start(`${tag} Write notes.`, { mode: 'multi' });
-    const waiting = await waitingOn(runId, 1);
+    const waiting = await local.waitingOn(runId, 1);
     expect(waiting).toMatchObject({ phase: 'executing', currentAgent: 'coder', waitingFor: [{ toolUseId: 'toolu_cw', name: 'write_file' }] });
     const event = local.stack.runtime.events.find((e) => e.detailType === approvalRequestedDetailType && (e.detail as { runId: string }).runId === runId);
     expect(event?.detail).toMatchObject({ agent: 'coder', toolUseId: 'toolu_cw' });

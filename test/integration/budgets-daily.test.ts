@@ -16,17 +16,6 @@ const costing = (turn: ScriptedTurn, inputTokens: number) => ({
   turn: { ...turn, usage: { inputTokens, outputTokens: 0, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 } },
 });
 
-/** Polls the run until one call waits for a decision. */
-async function waitingOnOne(runId: string): Promise<RunView> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const run = (await local.get(`/runs/${runId}`)).body as unknown as RunView;
-    if (run.waitingFor.length === 1 && local.stack.runtime.waitingTokens().some((t) => t.executionArn.includes(runId))) return run;
-    if (run.status !== 'running' || Date.now() > deadline) throw new Error(`Run ${runId} is ${run.status}; expected it to wait for a decision.`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Polls the run until it ends (`waitFor` would wait for every execution to idle, run A's wait for a reviewer too). */
 async function ended(runId: string): Promise<RunView> {
   const deadline = Date.now() + 30_000;
@@ -45,7 +34,7 @@ describe('the daily budget of a caller', () => {
     const a = local.book.add('a', costing(use(['toolu_a', 'calculator', { operation: 'add', a: 1, b: 2 }]), 100_000), { turn: say('never asked') });
     const startedA = await local.post('/runs', { goal: `${a} Add.`, mode: 'single', approvals: { tools: ['calculator'] } });
     const runA = String(startedA.body.runId);
-    expect(await waitingOnOne(runA)).toMatchObject({ status: 'running', budget: { maxUsd: 5 } });
+    expect(await local.waitingOn(runA, 1)).toMatchObject({ status: 'running', budget: { maxUsd: 5 } });
 
     // Run B spends $0.90: the day reaches $1.20, so B ends at that call.
     const b = local.book.add('b', costing(say('Done.'), 300_000));

@@ -126,8 +126,8 @@ describe('MCP tools in a run', () => {
 
 describe('a gated MCP tool', () => {
   const searches = (query: string) => docs.calls.filter((c) => c.name === 'search' && (c.args as { query: string }).query === query);
-  const start = async (goal: string) => {
-    const started = await local.post('/runs', { goal, mode: 'single', approvals: { tools: ['docs__search'] } });
+  const start = async (goal: string, tools = ['docs__search']) => {
+    const started = await local.post('/runs', { goal, mode: 'single', approvals: { tools } });
     expect(started.status).toBe(202);
     return String(started.body.runId);
   };
@@ -162,9 +162,8 @@ describe('a gated MCP tool', () => {
 
   it('fails a run whose policy names a tool its server does not list, before the model is asked', async () => {
     const tag = local.book.add('misspelled', { turn: use(['toolu_m', 'docs__search', { query: 'ungated' }]) }, { turn: say('Searched.') });
-    const started = await local.post('/runs', { goal: `${tag} Search the docs.`, mode: 'single', approvals: { tools: ['docs__serach'] } });
-    expect(started.status).toBe(202);
-    expect(await local.waitFor(String(started.body.runId))).toMatchObject({
+    const runId = await start(`${tag} Search the docs.`, ['docs__serach']);
+    expect(await local.waitFor(runId)).toMatchObject({
       status: 'failed',
       error: { code: 'ApprovalPolicyInvalid', message: expect.stringContaining('names docs__serach, which is not among the tools its MCP server lists (docs__search') },
     });

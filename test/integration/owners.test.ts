@@ -12,16 +12,6 @@ import { useLocalStack } from '../support/local-stack.js';
 const local = useLocalStack();
 const token = (sub: string, tenant: string, scopes: ('approve' | 'admin')[] = []) => local.stack.issuer.issue({ sub, tenant, scopes });
 
-async function waitingOn(runId: string, token: string): Promise<RunView> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const run = (await local.request('GET', `/runs/${runId}`, { token })).body as unknown as RunView;
-    if (run.waitingFor?.length === 1 && local.stack.runtime.waitingTokens().some((t) => t.executionArn.includes(runId))) return run;
-    if (run.status !== 'running' || Date.now() > deadline) throw new Error(`Run ${runId} is ${run.status}; expected a wait.`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
 /** Waits until the run stops running, read as the caller the token names. */
 async function finished(runId: string, token: string): Promise<RunView> {
   const deadline = Date.now() + 60_000;
@@ -46,7 +36,7 @@ describe('callers and owners, with the local issuer\'s tokens', () => {
     const started = await local.request('POST', '/runs', { token: alice, body: { goal: `${tag} Write a.md.`, mode: 'single', approvals: { tools: ['write_file'] } } });
     expect(started.status).toBe(202);
     const runId = String(started.body.runId);
-    const waiting = await waitingOn(runId, alice);
+    const waiting = await local.waitingOn(runId, 1, { token: alice });
     expect(waiting.owner).toEqual({ principal: `${localIssuer}#alice`, tenant: 'acme' });
 
     const routes: [string, string, unknown][] = [
@@ -72,7 +62,7 @@ describe('callers and owners, with the local issuer\'s tokens', () => {
     // The owner has no approve role: refused, and the call still waits.
     const refused = await local.request('POST', `/runs/${runId}/approvals/toolu_w`, { token: alice, body: { decision: 'approve' } });
     expect(refused.status).toBe(403);
-    expect((await waitingOn(runId, alice)).waitingFor).toHaveLength(1);
+    expect((await local.waitingOn(runId, 1, { token: alice })).waitingFor).toHaveLength(1);
 
     const decided = await local.request('POST', `/runs/${runId}/approvals/toolu_w`, { token: rita, body: { decision: 'approve' } });
     expect(decided.body.decidedBy).toBe(`${localIssuer}#rita`);

@@ -62,8 +62,8 @@ export interface StackFixture {
   /** Starts a single-mode run and waits until it stops running. */
   run(goal: string, extra?: Record<string, unknown>): Promise<Run>;
   waitFor(runId: string, timeoutMs?: number): Promise<Run>;
-  /** Polls the run until `count` calls wait for a decision, each on a task token. */
-  waitingOn(runId: string, count: number): Promise<RunView>;
+  /** Polls the run, read as the caller `token` names (the local caller without one), until `count` calls wait for a decision, each on a task token. */
+  waitingOn(runId: string, count: number, options?: { token?: string }): Promise<RunView>;
 }
 
 export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps' | 'functions'> {
@@ -136,10 +136,10 @@ async function openFixture(fixture: StackFixture, env: Record<string, string>, o
       await new Promise((r) => setTimeout(r, 20));
     }
   };
-  fixture.waitingOn = async (runId, count) => {
+  fixture.waitingOn = async (runId, count, { token } = {}) => {
     const deadline = Date.now() + 30_000;
     for (;;) {
-      const run = (await fixture.get(`/runs/${runId}`)).body as unknown as RunView;
+      const run = (await fixture.request('GET', `/runs/${runId}`, token ? { token } : {})).body as unknown as RunView;
       const tokens = fixture.stack.runtime.waitingTokens().filter((t) => t.executionArn.includes(runId));
       if (run.waitingFor.length === count && tokens.length === count) return run;
       if (run.status !== 'running' || Date.now() > deadline) {

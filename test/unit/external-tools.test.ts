@@ -227,13 +227,15 @@ describe('a run\'s catalog', () => {
   });
 });
 
+/** An agent core whose run offers the tools of `sources`, their catalogs kept in `store`. */
+async function core(sources: ToolSource[], goal = 'Search.') {
+  const c = await memoryCore(goal);
+  const store = new MemoryCatalogStore();
+  const externalTools = new ExternalTools(sources, store, { clock: fixedClock });
+  return { ...c, store, deps: { ...c.deps, externalTools } };
+}
+
 describe('external tools in the steps', () => {
-  async function core(sources: ToolSource[]) {
-    const c = await memoryCore('Search.');
-    const store = new MemoryCatalogStore();
-    const externalTools = new ExternalTools(sources, store, { clock: fixedClock });
-    return { ...c, store, deps: { ...c.deps, externalTools } };
-  }
 
   it('sends the built-in tools, then the run\'s external tools, to the agents that may use them', async () => {
     const c = await core([new FakeSource('mcp:docs', [tool('docs__search'), tool('docs__plan', 'mcp:docs', ['architect'])]), new FakeSource('mcp:down', [])]);
@@ -453,12 +455,11 @@ describe('gated external tools', () => {
   async function gated(name: string, callInput: Record<string, unknown>, rules: ApprovalRule[] = []) {
     const lambda = new FakeSource('lambda', [wordCount]);
     const docs = new FakeSource('mcp:docs', [tool('docs__search'), odd]);
-    const c = await memoryCore('Count.');
-    const catalogs = new MemoryCatalogStore();
+    const c = await core([lambda, docs], 'Count.');
     const approvals = new MemoryApprovalStore();
     approvals.policies.set('run-1', ['word_count', 'docs__odd']);
     if (rules.length) approvals.rules.set('run-1', rules);
-    const deps = { ...c.deps, externalTools: new ExternalTools([lambda, docs], catalogs, { clock: fixedClock }), approvals, tokens: new RecordingTokens(), catalogs, clock: fixedClock };
+    const deps = { ...c.deps, approvals, tokens: new RecordingTokens(), catalogs: c.store, clock: fixedClock };
     c.model.addTurn(use(['toolu_1', name, callInput], ['toolu_2', 'docs__search', { q: 'free' }]));
     const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, deps);
     const call = { runId: 'run-1', agent: 'single' as const, seq: step.seq, toolUseId: 'toolu_1' };
