@@ -91,10 +91,10 @@ export interface StepOutcome {
   call?: 'answer' | 'summary';
 }
 
-/** Durable run records. */
 /** What a run has spent so far, in total. */
 export type RunTotals = Pick<Run, 'usage'> & { estimatedCostUsd: number };
 
+/** Durable run records. */
 export interface RunStore {
   get(runId: string): Promise<Run | undefined>;
   /** Creates the record unless a run with that id exists; `false` when it did. */

@@ -179,7 +179,6 @@ export function readEnv(source: Record<string, string | undefined>): Env {
   return parseEnv(Env, source);
 }
 
-/** Only the external tools' configuration variables (parsed as `readEnv` parses them). */
 /**
  * The configured servers and tools, checked together: unique names, no built-in name taken. Here,
  * not beside the tool sources, so the local stack can read it without loading the functions'
@@ -195,6 +194,7 @@ export function externalConfig(env: Pick<Env, 'STEPWISE_MCP_SERVERS' | 'STEPWISE
   return parsed.data;
 }
 
+/** Only the external tools' configuration variables (parsed as `readEnv` parses them). */
 export function readExternalToolsEnv(source: Record<string, string | undefined>): z.infer<typeof ExternalToolsEnv> {
   return parseEnv(ExternalToolsEnv, source);
 }
