@@ -5,11 +5,11 @@
 // Survivors left in the report on purpose, each with its reason:
 // - Default `[]` parameters and `?? []` fallbacks (gatedTools, callers' pattern lists, trusted
 //   sources, alsoAvailable, scopes of a claim): a made-up entry matches no tool, scope or source.
-// - callers.ts listOf: dropping `.filter(Boolean)` or the string filter of `scp` keeps only
+// - callers/claims.ts listOf: dropping `.filter(Boolean)` or the string filter of `scp` keeps only
 //   entries no scope name equals.
 // - errors.ts transientErrorNames: the message of the probe instance and the `typeof` guard
 //   (module exports hold no null) do not change the names.
-// - plan.ts syntaxErrors: the 'invalid JSON' fallback for text that JSON.parse refuses and the
+// - plan/plan.ts syntaxErrors: the 'invalid JSON' fallback for text that JSON.parse refuses and the
 //   tolerant parser accepts (no such text is known), and `before.at(-1)?.` (split never returns []).
 // - Error message strings and zod issue codes that no caller reads (`code: 'custom'`).
 // Known gap, held by integration tests rather than unit tests:

@@ -16,8 +16,8 @@ import { modelWiring } from '../functions/wiring/model.js';
 import { anthropicFrom } from '../functions/wiring/model-anthropic.js';
 import { bedrockFrom } from '../functions/wiring/model-bedrock.js';
 import { wire } from '../functions/wiring/wire.js';
-import { runAgentLoop } from '../functions/core/loop.js';
-import { zeroUsage } from '../functions/core/messages.js';
+import { runAgentLoop } from '../functions/core/steps/loop.js';
+import { zeroUsage } from '../functions/core/model/messages.js';
 import { DataDirInUse, dataDirInUseAdvice } from '../local/stand-ins/data-lock.js';
 import { type Emulators, startEmulators } from '../local/stand-ins/emulators.js';
 

@@ -24,5 +24,5 @@ if (bundleIsCurrent()) {
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  await import('./stepwise.ts');
+  await import('./stepwise.js');
 }

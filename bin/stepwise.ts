@@ -6,9 +6,9 @@
  * API's answers for scripts.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { DecisionRecorded } from '../functions/core/approvals.js';
+import type { DecisionRecorded } from '../functions/core/approvals/types.js';
 import type { RunView } from '../functions/api/schemas.js';
-import type { RunSummary } from '../functions/core/runs.js';
+import type { RunSummary } from '../functions/core/runs/types.js';
 import { ApiFailure, StepwiseClient, isHttpUrl, localEndpoint, runPath } from './cli/client.js';
 import { describeWaiting, shellWord } from './cli/describe.js';
 import { watch } from './cli/watch.js';

@@ -6,12 +6,12 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { approvalRequestedDetailType, eventSource } from '../functions/core/events.js';
+import { approvalRequestedDetailType, eventSource } from '../functions/core/runs/events.js';
 import * as awsErrors from '../functions/adapters/aws/errors.js';
-import { transientErrorNames } from '../functions/core/errors.js';
-import * as model from '../functions/core/model.js';
-import * as externalTools from '../functions/core/tools/external.js';
-import * as workspace from '../functions/core/workspace.js';
+import { transientErrorNames } from '../functions/core/errors/errors.js';
+import * as model from '../functions/core/model/types.js';
+import * as externalTools from '../functions/core/tools/external/types.js';
+import * as workspace from '../functions/core/workspace/types.js';
 
 /**
  * Errors a step throws that are worth retrying: the model's, the stores' and external tools'

@@ -5,7 +5,7 @@ import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { executionEndedPattern } from '../functions/core/execution-ended.js';
+import { executionEndedPattern } from '../functions/core/runs/execution-ended.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 

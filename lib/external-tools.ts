@@ -2,10 +2,10 @@ import { Stack, Token } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import { Construct } from 'constructs';
-import { toolNames } from '../functions/core/names.js';
-import type { AgentName } from '../functions/core/names.js';
+import { toolNames } from '../functions/core/tools/builtin/builtin.js';
+import type { AgentName } from '../functions/core/agents/types.js';
 import { compileToolSchema } from '../functions/adapters/tools/lambda.js';
-import { externalToolsConfig } from '../functions/core/tools/external.js';
+import { externalToolsConfig } from '../functions/core/tools/external/external-tools.js';
 
 /** A remote MCP server (Streamable HTTP) whose tools the agents may call as `<name>__<tool>`. */
 export interface McpServerConfig {

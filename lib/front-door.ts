@@ -10,8 +10,8 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { runRequestedDetailType } from '../functions/core/intake.js';
-import type { ExternalToolNames } from '../functions/core/tools/external.js';
+import { runRequestedDetailType } from '../functions/core/intake/request.js';
+import type { ExternalToolNames } from '../functions/core/tools/external/types.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 

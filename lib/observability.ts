@@ -7,8 +7,8 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { AgentName } from '../functions/core/names.js';
-import { metricNames, metricsNamespace, serviceName } from '../functions/core/metrics.js';
+import { AgentName } from '../functions/core/agents/types.js';
+import { metricNames, metricsNamespace, serviceName } from '../functions/core/telemetry/metrics.js';
 
 export interface ObservabilityProps {
   /** The orchestrator: one execution per run, so its executions are the runs. */

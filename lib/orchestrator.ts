@@ -5,9 +5,9 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
-import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../functions/core/events.js';
-import type { AgentName } from '../functions/core/names.js';
-import { agentPhases } from '../functions/core/phases.js';
+import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../functions/core/runs/events.js';
+import type { AgentName } from '../functions/core/agents/types.js';
+import { agentPhases } from '../functions/core/agents/phases.js';
 import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
 
 export interface OrchestratorProps {
@@ -117,7 +117,7 @@ export class Orchestrator extends Construct {
       return { start: current, end: run, chain: current.next(mark).next(run) };
     };
 
-    // Conversation ids follow functions/core/conversation.ts conversationIdOf: run/<runId>/<agent>.
+    // Conversation ids follow functions/core/conversation/conversation.ts conversationIdOf: run/<runId>/<agent>.
     const single = phase('single', '$.conversationId');
     const architect = phase('architect', "States.Format('run/{}/architect', $.runId)");
     const coder = phase('coder', "States.Format('run/{}/coder', $.runId)");

@@ -1,7 +1,7 @@
 import { CfnOutput, Lazy, Stack, type StackProps } from 'aws-cdk-lib';
 import type * as cloudfront from 'aws-cdk-lib/aws-cloudfront';
 import type { Construct } from 'constructs';
-import { builtinTools } from '../functions/core/names.js';
+import { builtinTools } from '../functions/core/tools/builtin/builtin.js';
 import * as origins from 'aws-cdk-lib/aws-cloudfront-origins';
 import { type ConsoleSignIn, StepwiseConsole } from './console.js';
 import { ConsoleUsers } from './console-users.js';

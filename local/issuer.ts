@@ -6,7 +6,8 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { type CryptoKey, type JWK, SignJWT, exportJWK, generateKeyPair, importJWK, jwtVerify } from 'jose';
-import { TokenRequest, scopePrefix } from '../functions/core/callers.js';
+import { TokenRequest } from '../functions/core/callers/types.js';
+import { scopePrefix } from '../functions/core/callers/claims.js';
 
 export const localIssuer = 'stepwise-local';
 export const localAudience = 'stepwise';

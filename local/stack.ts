@@ -11,13 +11,15 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createAdaptorServer } from '@hono/node-server';
 import { apiWiring } from '../functions/wiring/api.js';
 import { externalConfig, localCredentials, readExternalToolsEnv, wire } from '../functions/wiring/wire.js';
-import { externalToolNames } from '../functions/core/tools/external.js';
+import { externalToolNames } from '../functions/core/tools/external/names.js';
 import { externalToolNamesEnvironment } from '../lib/front-door.js';
 import { createApi } from '../functions/api/app.js';
 import { bearerCallers } from '../functions/api/callers.js';
-import { localCaller } from '../functions/core/callers.js';
-import { type DeadLetters, intakeEvent, runRequestedDetailType } from '../functions/core/intake.js';
-import { executionEndedPattern } from '../functions/core/execution-ended.js';
+import { localCaller } from '../functions/core/callers/types.js';
+import { type DeadLetters } from '../functions/core/intake/types.js';
+import { intakeEvent } from '../functions/core/intake/events.js';
+import { runRequestedDetailType } from '../functions/core/intake/request.js';
+import { executionEndedPattern } from '../functions/core/runs/execution-ended.js';
 import { localAccount, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import { type LocalIssuer, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
@@ -27,7 +29,7 @@ import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from '
 import { startSfnApi } from './stand-ins/sfn-api.js';
 import { startLoopbackServer } from './stand-ins/http-server.js';
 import { consoleRoutes, withConsole } from './console.js';
-import { builtinTools } from '../functions/core/names.js';
+import { builtinTools } from '../functions/core/tools/builtin/builtin.js';
 
 export interface LocalStackOptions {
   /** Port of the HTTP API; 0 for any free port. @default 8787 */

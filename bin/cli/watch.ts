@@ -7,8 +7,8 @@
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { RunView } from '../../functions/api/schemas.js';
-import type { AgentName } from '../../functions/core/names.js';
-import { agentPhases } from '../../functions/core/phases.js';
+import type { AgentName } from '../../functions/core/agents/types.js';
+import { agentPhases } from '../../functions/core/agents/phases.js';
 import { ApiFailure, type StepwiseClient, runPath } from './client.js';
 import { describeToolCall, describeWaiting } from './describe.js';
 

@@ -3,7 +3,7 @@
  * tools, their own zod input schemas (the same ones the tool step validates with). Loaded only when
  * a reviewer edits an input, so the first load of the console does not carry zod.
  */
-import { builtinTools } from '../../functions/core/names.js';
+import { builtinTools } from '../../functions/core/tools/builtin/builtin.js';
 
 export type Checked = { ok: true; value: Record<string, unknown> } | { ok: false; problems: string[] };
 

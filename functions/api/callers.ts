@@ -8,8 +8,9 @@
  */
 import { type JWTPayload, type JWTVerifyGetKey, createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import * as z from 'zod';
-import { type Caller, type ClaimSettings, type IamSettings, Unauthenticated, callerFromClaims, callerFromIam } from '../core/callers.js';
-import { StepwiseError } from '../core/errors.js';
+import { type Caller, type ClaimSettings, type IamSettings, Unauthenticated } from '../core/callers/types.js';
+import { callerFromClaims, callerFromIam } from '../core/callers/claims.js';
+import { StepwiseError } from '../core/errors/errors.js';
 
 /** What a request offers to identify its caller. */
 export interface CallerRequest {

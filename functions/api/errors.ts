@@ -6,13 +6,13 @@ import type { Context, ValidationTargets } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type * as z from 'zod';
-import { ApprovalAlreadyDecided, ApprovalNotFound, InvalidEditedInput, RunNotRunning } from '../core/approvals.js';
-import { BudgetExceeded } from '../core/budgets.js';
-import { Forbidden, TooManyRuns, Unauthenticated } from '../core/callers.js';
-import { StepwiseError } from '../core/errors.js';
-import { ForkTooLarge, InvalidFork } from '../core/fork.js';
-import { IdempotencyConflict, RunIdTaken, SessionBusy } from '../core/intake.js';
-import { InvalidCursor } from '../core/runs.js';
+import { ApprovalAlreadyDecided, ApprovalNotFound, InvalidEditedInput, RunNotRunning } from '../core/approvals/types.js';
+import { BudgetExceeded } from '../core/budgets/types.js';
+import { Forbidden, TooManyRuns, Unauthenticated } from '../core/callers/types.js';
+import { StepwiseError } from '../core/errors/errors.js';
+import { ForkTooLarge, InvalidFork } from '../core/fork/types.js';
+import { IdempotencyConflict, RunIdTaken, SessionBusy } from '../core/intake/types.js';
+import { InvalidCursor } from '../core/runs/types.js';
 import type { ErrorBody } from './schemas.js';
 
 /** One thing wrong with a request: where (a body field, a header, a parameter) and what. */

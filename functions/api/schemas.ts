@@ -3,11 +3,11 @@
  * and `GET /openapi.json` is generated from the routes declared with them (habit 2, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
-import { DecisionBody, DecisionRecorded, DecisionView, WaitingFor } from '../core/approvals.js';
-import { AgentName } from '../core/names.js';
-import { CreateRunBody } from '../core/intake.js';
-import { ContentBlock, Role } from '../core/messages.js';
-import { Phase, Run, RunStatus, RunSummary } from '../core/runs.js';
+import { DecisionBody, DecisionRecorded, DecisionView, WaitingFor } from '../core/approvals/types.js';
+import { AgentName } from '../core/agents/types.js';
+import { CreateRunBody } from '../core/intake/request.js';
+import { ContentBlock, Role } from '../core/model/messages.js';
+import { Phase, Run, RunStatus, RunSummary } from '../core/runs/types.js';
 
 export { CreateRunBody, DecisionBody, DecisionRecorded, Run };
 

@@ -7,9 +7,12 @@ import { EventEncoder } from '@ag-ui/encoder';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as z from 'zod';
-import { type CreateRunBody, type RunRequestRules, createRunBody } from '../core/intake.js';
-import type { Run } from '../core/runs.js';
-import { type FollowSettings, type RunEventSources, RunEventReader, defaultFollowSettings, followRun } from '../core/stream-reader.js';
+import { type CreateRunBody, createRunBody } from '../core/intake/request.js';
+import { type RunRequestRules } from '../core/intake/types.js';
+import type { Run } from '../core/runs/types.js';
+import { type FollowSettings, type RunEventSources } from '../core/stream/types.js';
+import { RunEventReader } from '../core/stream/reader.js';
+import { defaultFollowSettings, followRun } from '../core/stream/follow.js';
 import { ApiError, type ErrorLog, type Issue } from './errors.js';
 
 /** A cursor as the routes take it (the `id` of an event received). */

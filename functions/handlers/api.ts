@@ -1,6 +1,6 @@
 /** Lambda: the HTTP API behind API Gateway, the same Hono app `npm run dev` serves. */
 import { handle } from 'hono/aws-lambda';
-import { metricNames } from '../core/metrics.js';
+import { metricNames } from '../core/telemetry/metrics.js';
 import { count, dimensions, flushMetrics, logger } from '../adapters/aws/telemetry.js';
 import { apiWiring } from '../wiring/api.js';
 import { wire } from '../wiring/wire.js';

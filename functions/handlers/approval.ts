@@ -1,8 +1,9 @@
 /** Lambda: opens a tool call's approval request, and stores the task token the loop waits on. */
-import { ApprovalStepInput, type RequestOutcome, awaitDecision, requestApproval } from '../core/approvals.js';
+import { ApprovalStepInput, type RequestOutcome } from '../core/approvals/types.js';
+import { awaitDecision, requestApproval } from '../core/approvals/request.js';
 import { instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { wire } from '../wiring/wire.js';
-import { parseEvent } from '../core/step-input.js';
+import { parseEvent } from '../core/steps/input.js';
 
 const wiring = wire(process.env);
 

@@ -1,6 +1,6 @@
 /** Lambda: orchestrator executions that ended outside their states (a rule on Step Functions status events). */
-import { type ExecutionEndedOutcome, markEndedRun } from '../core/execution-ended.js';
-import { metricNames } from '../core/metrics.js';
+import { type ExecutionEndedOutcome, markEndedRun } from '../core/runs/execution-ended.js';
+import { metricNames } from '../core/telemetry/metrics.js';
 import { count, dimensions, instrumented, logger } from '../adapters/aws/telemetry.js';
 import { wire } from '../wiring/wire.js';
 

@@ -1,6 +1,7 @@
 /** Lambda: `Stepwise Run Requested` events from the bus, through the same intake as POST /runs. */
-import { type IntakeOutcome, intakeEvent } from '../core/intake.js';
-import { metricNames } from '../core/metrics.js';
+import { type IntakeOutcome } from '../core/intake/types.js';
+import { intakeEvent } from '../core/intake/events.js';
+import { metricNames } from '../core/telemetry/metrics.js';
 import { count, dimensions, instrumented, logger } from '../adapters/aws/telemetry.js';
 import { deadLettersFrom, intakeWiring } from '../wiring/intake.js';
 import { wire } from '../wiring/wire.js';

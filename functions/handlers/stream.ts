@@ -5,7 +5,7 @@
  * (`awslambda.streamifyResponse`, through Hono's `streamHandle`).
  */
 import { streamHandle } from 'hono/aws-lambda';
-import { metricNames } from '../core/metrics.js';
+import { metricNames } from '../core/telemetry/metrics.js';
 import { count, dimensions, flushMetrics, logger } from '../adapters/aws/telemetry.js';
 import { createApi } from '../api/app.js';
 import { streamRoutesOf } from '../api/stream-routes.js';

@@ -1,13 +1,15 @@
 /** Lambda: one tool call of an agent loop. */
 import { callingSources } from '../wiring/external.js';
-import { agentProfile } from '../core/agents.js';
-import { metricNames, otherTool } from '../core/metrics.js';
-import { mcpSeparator, mcpServerOf } from '../core/tools/external.js';
-import { ToolInput, type ToolStepResult, toolStep } from '../core/steps/tool.js';
+import { agentProfile } from '../core/agents/profiles.js';
+import { metricNames, otherTool } from '../core/telemetry/metrics.js';
+import { mcpSeparator } from '../core/tools/external/types.js';
+import { mcpServerOf } from '../core/tools/external/names.js';
+import { ToolInput, type ToolStepResult } from '../core/steps/types.js';
+import { toolStep } from '../core/steps/tool.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { scopedWorkspaces } from '../wiring/workspaces.js';
 import { externalConfig, wire } from '../wiring/wire.js';
-import { parseEvent } from '../core/step-input.js';
+import { parseEvent } from '../core/steps/input.js';
 
 const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
 const { mcpServers, lambdaTools } = externalConfig(wiring.env);

@@ -2,7 +2,7 @@
 import type { JWTVerifyGetKey } from 'jose';
 import type { ApiDeps } from '../api/app.js';
 import { type Authenticate, bearerCallers, iamCallers, jwtClaimCallers, jwtVerifier } from '../api/callers.js';
-import type { ClaimSettings } from '../core/callers.js';
+import type { ClaimSettings } from '../core/callers/types.js';
 import { SfnTaskTokens } from '../adapters/aws/task-tokens.js';
 import { presignedLinks } from '../adapters/s3/links.js';
 import { type IntakeHooks, intakeWiring, sfnClient } from './intake.js';

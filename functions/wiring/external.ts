@@ -3,7 +3,8 @@
  * the inference function, invoked by the tool function, which alone bundles the Lambda client).
  */
 import { LambdaClient } from '@aws-sdk/client-lambda';
-import { type ToolSource, listedLambdaTools } from '../core/tools/external.js';
+import { type ToolSource } from '../core/tools/external/types.js';
+import { listedLambdaTools } from '../core/tools/external/external-tools.js';
 import { LambdaToolSource } from '../adapters/tools/lambda.js';
 import { McpToolSource } from '../adapters/tools/mcp.js';
 import { logger } from '../adapters/aws/telemetry.js';

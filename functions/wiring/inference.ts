@@ -2,9 +2,10 @@
  * The inference Lambda's body, shared by its per-provider entries (inference.ts, inference-bedrock.ts): each
  * entry names the provider it bundles; logging, metrics and the step are the same.
  */
-import { metricNames } from '../core/metrics.js';
-import { type InferenceResult, InferenceInput, type LoopBound, loopInferenceStep } from '../core/steps/inference.js';
-import { parseEvent } from '../core/step-input.js';
+import { metricNames } from '../core/telemetry/metrics.js';
+import { type InferenceResult, InferenceInput, type LoopBound } from '../core/steps/types.js';
+import { loopInferenceStep } from '../core/steps/inference.js';
+import { parseEvent } from '../core/steps/input.js';
 import { count, countTokens, dimensions, instrumented, logger, meteredModel, stepKeys } from '../adapters/aws/telemetry.js';
 import { listingSources } from './external.js';
 import type { ProviderWiring } from './model.js';

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
-import type { DeadLetters, IntakeDeps } from '../core/intake.js';
-import type { Run } from '../core/runs.js';
+import type { DeadLetters, IntakeDeps } from '../core/intake/types.js';
+import type { Run } from '../core/runs/types.js';
 import { SfnRunStarter, SqsDeadLetters } from '../adapters/aws/intake.js';
 import { type Env, type Wiring, externalToolNamesOf, localCredentials, sdkAttempts } from './wire.js';
 

@@ -1,5 +1,5 @@
 /** Wiring of the Anthropic API provider: the key from the environment (local) or Secrets Manager (deployed). */
-import { type ModelProvider, ModelNotConfigured } from '../core/model.js';
+import { type ModelProvider, ModelNotConfigured } from '../core/model/types.js';
 import { AnthropicProvider } from '../adapters/model/anthropic.js';
 import { unconfigured } from './model.js';
 import type { Env } from './wire.js';

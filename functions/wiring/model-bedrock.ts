@@ -1,6 +1,6 @@
 /** Wiring of the Bedrock provider: no API key, requests signed with AWS credentials. */
 import { defaultProvider } from '@aws-sdk/credential-provider-node';
-import type { ModelProvider } from '../core/model.js';
+import type { ModelProvider } from '../core/model/types.js';
 import { BedrockProvider } from '../adapters/model/bedrock.js';
 import { type Env, localCredentials } from './wire.js';
 

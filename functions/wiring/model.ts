@@ -3,7 +3,7 @@
  * deployment picks one provider, and its inference function bundles only that provider's wiring
  * (`wiring-model-anthropic.ts` or `wiring-model-bedrock.ts`), so neither SDK rides along unused.
  */
-import { type ModelProvider, ModelNotConfigured } from '../core/model.js';
+import { type ModelProvider, ModelNotConfigured } from '../core/model/types.js';
 import { ScriptedModel } from '../adapters/model/scripted.js';
 import type { Env } from './wire.js';
 

@@ -6,7 +6,7 @@
  * and is what the local Step Functions API and the tests talk to.
  */
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { executionStatusChangeDetailType, executionStatusChangeSource } from '../../functions/core/execution-ended.js';
+import { executionStatusChangeDetailType, executionStatusChangeSource } from '../../functions/core/runs/execution-ended.js';
 import type { LocalFunction, LocalStateMachine } from '../definitions.js';
 import { type LocalHandler, bindTasks } from './bindings.js';
 import { type LocalEvent, LocalEventBus, type PutEventsEntry } from './event-bus.js';

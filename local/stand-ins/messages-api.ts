@@ -6,7 +6,7 @@
  * turn's `pacing`) or break off (a reply's `cut`).
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toolUses } from '../../functions/core/messages.js';
+import { toolUses } from '../../functions/core/model/messages.js';
 import { type ScriptedTurn, estimateTokens, pieces, scriptTurn } from '../../functions/adapters/model/scripted.js';
 import { startLoopbackServer } from './http-server.js';
 

@@ -25,7 +25,7 @@ import type { ClientRequest, IncomingMessage } from 'node:http';
 import type { Socket } from 'node:net';
 import { PerformanceObserver, performance } from 'node:perf_hooks';
 import { itemFamilies } from '../../functions/adapters/dynamo/layout.js';
-import type { ModelProvider } from '../../functions/core/model.js';
+import type { ModelProvider } from '../../functions/core/model/types.js';
 import type { LocalHandler } from '../../local/runtime/runtime.js';
 
 /** The function of a request made outside any handler or API request: the orchestrator's service integrations. */

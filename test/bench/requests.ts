@@ -27,7 +27,7 @@ export const why: Record<string, string> = {
     "the call's tool_result, its own item written only if absent; a retry that lost the race returns the stored one (invariant 3)",
   'tool GetObject workspaces/': "the read_file call the model made: the file from the run's workspace (the bench's script reads one each turn)",
   'tool PutObject workspaces/': "the write_file call the model made (the script's first turn)",
-  // The API function (functions/core/intake.ts, functions/api/app.ts).
+  // The API function (functions/core/intake/create.ts, functions/api/app.ts).
   'api GetItem run# run':
     'GET /runs/{runId}: the bench reads the outcome (POST /runs looks for an existing run only under an id the caller or an earlier request named, not under one it has just generated)',
   'api PutItem run# run': 'POST /runs: creates the run record, only if absent',

@@ -2,7 +2,7 @@ import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { transientErrorNames } from '../../functions/core/errors.js';
+import { transientErrorNames } from '../../functions/core/errors/errors.js';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
 import { synthesize } from '../support/synth.js';
 import { definitionOf, logicalIdOf, stepwiseStack } from '../support/template.js';

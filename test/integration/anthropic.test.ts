@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { AnthropicProvider, streamBudgetMs } from '../../functions/adapters/model/anthropic.js';
-import type { ModelRequest, PartialContent } from '../../functions/core/model.js';
+import type { ModelRequest, PartialContent } from '../../functions/core/model/types.js';
 import { type MessagesApi, type Reply, scriptedReplies, startMessagesApi } from '../../local/stand-ins/messages-api.js';
-import { calculator } from '../../functions/core/tools/calculator.js';
+import { calculator } from '../../functions/core/tools/builtin/calculator.js';
 import { inputJsonSchema } from '../../functions/core/tools/registry.js';
 
 let api: MessagesApi | undefined;

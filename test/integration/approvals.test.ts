@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { ApprovalRequestedDetail } from '../../functions/core/approvals.js';
-import { approvalRequestedDetailType } from '../../functions/core/events.js';
+import { ApprovalRequestedDetail } from '../../functions/core/approvals/types.js';
+import { approvalRequestedDetailType } from '../../functions/core/runs/events.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { BedrockProvider } from '../../functions/adapters/model/bedrock.js';
 import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
-import { conversationIdOf } from '../../functions/core/conversation.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { localCredentials, wire } from '../../functions/wiring/wire.js';
 import type { BedrockApi } from '../../local/stand-ins/bedrock-api.js';
 import { firstLive, spelled } from '../support/live-text.js';

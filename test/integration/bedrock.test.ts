@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BedrockProvider, type BedrockProviderOptions } from '../../functions/adapters/model/bedrock.js';
 import { localCredentials } from '../../functions/wiring/wire.js';
-import type { ModelRequest, PartialContent } from '../../functions/core/model.js';
-import { calculator } from '../../functions/core/tools/calculator.js';
+import type { ModelRequest, PartialContent } from '../../functions/core/model/types.js';
+import { calculator } from '../../functions/core/tools/builtin/calculator.js';
 import { inputJsonSchema } from '../../functions/core/tools/registry.js';
 import { type BedrockApi, startBedrockApi } from '../../local/stand-ins/bedrock-api.js';
 import { type Reply, scriptedReplies } from '../../local/stand-ins/messages-api.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ModelProvider } from '../../functions/core/model.js';
+import type { ModelProvider } from '../../functions/core/model/types.js';
 import { IterationProfile, type Service, dynamoTarget, orchestrator, phasesOf, requestKinds, s3Target } from '../bench/iteration.js';
 import { requestsReport, why } from '../bench/requests.js';
 import { useLocalAws } from '../support/local-aws.js';

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
-import { conversationIdOf } from '../../functions/core/conversation.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { isSummaryRequest } from '../support/compaction.js';
 import { say, use } from '../support/agents.js';

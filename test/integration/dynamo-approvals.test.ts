@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Approval } from '../../functions/core/approvals.js';
+import type { Approval } from '../../functions/core/approvals/types.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
 

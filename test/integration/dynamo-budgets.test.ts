@@ -2,7 +2,7 @@
 import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { ownerKey } from '../../functions/core/callers.js';
+import { ownerKey } from '../../functions/core/callers/access.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';

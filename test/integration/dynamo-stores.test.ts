@@ -3,8 +3,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { DynamoSessionLocks } from '../../functions/adapters/dynamo/intake.js';
-import type { NewMessage } from '../../functions/core/conversation.js';
-import { type ContentBlock, toolResult } from '../../functions/core/messages.js';
+import type { NewMessage } from '../../functions/core/conversation/types.js';
+import { type ContentBlock, toolResult } from '../../functions/core/model/messages.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
 

@@ -4,7 +4,7 @@
  * model stays down, and never duplicates a message, a model call or a tool run.
  */
 import { describe, expect, it } from 'vitest';
-import { conversationIdOf } from '../../functions/core/conversation.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import type { Reply } from '../../local/stand-ins/messages-api.js';
 import type { LocalHandler } from '../../local/runtime/runtime.js';
 import { awsClients, readEnv, wire } from '../../functions/wiring/wire.js';

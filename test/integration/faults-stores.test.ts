@@ -11,7 +11,7 @@ import { BlobStore } from '../../functions/adapters/s3/blobs.js';
 import { DynamoConversationStore } from '../../functions/adapters/dynamo/conversations.js';
 import { S3Workspace } from '../../functions/adapters/s3/workspace.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
-import { textBlock } from '../../functions/core/messages.js';
+import { textBlock } from '../../functions/core/model/messages.js';
 import { useLocalAws } from '../support/local-aws.js';
 
 const aws = useLocalAws();

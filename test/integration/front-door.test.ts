@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
-import { RunCompletedDetail, runSucceededDetailType } from '../../functions/core/events.js';
+import { RunCompletedDetail, runSucceededDetailType } from '../../functions/core/runs/events.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

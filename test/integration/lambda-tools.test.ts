@@ -2,7 +2,7 @@ import { InvokeCommand, LambdaClient, TooManyRequestsException } from '@aws-sdk/
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LambdaToolSource } from '../../functions/adapters/tools/lambda.js';
-import type { ExternalTool, LambdaToolConfig } from '../../functions/core/tools/external.js';
+import type { ExternalTool, LambdaToolConfig } from '../../functions/core/tools/external/types.js';
 import { type LocalLambdaApi, startLambdaApi } from '../../local/stand-ins/lambda-api.js';
 import type { WireRequest } from '../../local/stand-ins/messages-api.js';
 import type { RunView } from '../../functions/api/schemas.js';

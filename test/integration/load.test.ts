@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { wire } from '../../functions/wiring/wire.js';
-import { conversationIdOf } from '../../functions/core/conversation.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import type { LocalHandler } from '../../local/runtime/runtime.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';

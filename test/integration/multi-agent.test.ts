@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { RunCompletedDetail } from '../../functions/core/events.js';
-import type { Run } from '../../functions/core/runs.js';
+import { RunCompletedDetail } from '../../functions/core/runs/events.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import type { LocalEvent } from '../../local/runtime/runtime.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Run } from '../../functions/core/runs.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import { useLocalStack } from '../support/local-stack.js';
 
 // The offline setup the README starts with: every run replays local/scripts/calculator.json.

@@ -6,10 +6,11 @@ import { DynamoConversationStore } from '../../functions/adapters/dynamo/convers
 import { DynamoRunStore } from '../../functions/adapters/dynamo/runs.js';
 import { DynamoToolCatalogStore } from '../../functions/adapters/dynamo/tool-catalog.js';
 import { BlobStore } from '../../functions/adapters/s3/blobs.js';
-import { seqKey } from '../../functions/core/conversation.js';
-import type { LiveAttempt } from '../../functions/core/live.js';
-import type { Run } from '../../functions/core/runs.js';
-import { RunEventReader, type RunEventSources } from '../../functions/core/stream-reader.js';
+import { seqKey } from '../../functions/core/conversation/conversation.js';
+import type { LiveAttempt } from '../../functions/core/live/types.js';
+import type { Run } from '../../functions/core/runs/types.js';
+import { RunEventReader } from '../../functions/core/stream/reader.js';
+import { type RunEventSources } from '../../functions/core/stream/types.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';

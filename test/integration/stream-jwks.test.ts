@@ -8,7 +8,7 @@ import { type Server, createServer } from 'node:http';
 import { type CryptoKey, type JWK, SignJWT, exportJWK, generateKeyPair } from 'jose';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { IssuerUnavailable } from '../../functions/api/callers.js';
-import { Unauthenticated } from '../../functions/core/callers.js';
+import { Unauthenticated } from '../../functions/core/callers/types.js';
 import { streamCallers } from '../../functions/wiring/api.js';
 import { readEnv } from '../../functions/wiring/wire.js';
 

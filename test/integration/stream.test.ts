@@ -5,7 +5,7 @@
 import { type AGUIEvent, EventType } from '@ag-ui/core';
 import { HttpAgent } from '@ag-ui/client';
 import { Documents } from '../../functions/adapters/dynamo/documents.js';
-import { seqKey } from '../../functions/core/conversation.js';
+import { seqKey } from '../../functions/core/conversation/conversation.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { describe, expect, it } from 'vitest';
 import { say, use } from '../support/agents.js';

@@ -1,6 +1,6 @@
 /** Structured output on Bedrock through the local stack: the same final_answer tool, provider-neutral. */
 import { describe, expect, it } from 'vitest';
-import { finalAnswerTool } from '../../functions/core/output.js';
+import { finalAnswerTool } from '../../functions/core/output/types.js';
 import { use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -1,6 +1,7 @@
 /** Structured output through the local stack: a run that asks for a JSON Schema succeeds only with an answer that validates. */
 import { describe, expect, it } from 'vitest';
-import { finalAnswerNudge, finalAnswerTool } from '../../functions/core/output.js';
+import { finalAnswerNudge } from '../../functions/core/output/answer.js';
+import { finalAnswerTool } from '../../functions/core/output/types.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -8,7 +8,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { S3Workspace } from '../../functions/adapters/s3/workspace.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
-import { builtinTools } from '../../functions/core/names.js';
+import { builtinTools } from '../../functions/core/tools/builtin/builtin.js';
 import { ToolRegistry, defaultToolLimits } from '../../functions/core/tools/registry.js';
 import { useLocalAws } from '../support/local-aws.js';
 

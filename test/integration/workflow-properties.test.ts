@@ -6,7 +6,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Reply } from '../../local/stand-ins/messages-api.js';
-import type { Run } from '../../functions/core/runs.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 

@@ -1,9 +1,9 @@
 /** The HTTP API on in-memory fakes, for route tests without I/O. */
 import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import { bearerCallers } from '../../functions/api/callers.js';
-import { localCaller } from '../../functions/core/callers.js';
-import type { ForkCopies } from '../../functions/core/fork.js';
-import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake.js';
+import { localCaller } from '../../functions/core/callers/types.js';
+import type { ForkCopies } from '../../functions/core/fork/types.js';
+import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake/types.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryLiveTexts, MemoryRunStore, MemoryWorkspace, RecordingTokens, memoryEventSources } from './memory.js';
 
 export class RecordingStarter implements RunStarter {

@@ -8,9 +8,9 @@
  * duplicated. Shared by `test/integration/chaos.test.ts` (20 runs) and `npm run bench` (200).
  */
 import { createHash } from 'node:crypto';
-import { conversationIdOf } from '../../functions/core/conversation.js';
-import type { ConversationStore } from '../../functions/core/conversation.js';
-import type { Run } from '../../functions/core/runs.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import type { ConversationStore } from '../../functions/core/conversation/types.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import type { Reply, WireRequest } from '../../local/stand-ins/messages-api.js';
 import type { LocalHandler } from '../../local/runtime/runtime.js';
 import { say, use } from './agents.js';

@@ -1,5 +1,5 @@
 /** Scripted model behaviour shared by the compaction tests. */
-import { summaryInstruction } from '../../functions/core/compaction.js';
+import { summaryInstruction } from '../../functions/core/compaction/context.js';
 import type { Reply, WireRequest } from '../../local/stand-ins/messages-api.js';
 
 /** Whether a request asks the model for a summary of the conversation. */

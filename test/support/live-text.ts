@@ -1,6 +1,6 @@
 /** Helpers of the live text tests: what chunks spell, and waiting for a run's first live item. */
-import { conversationIdOf } from '../../functions/core/conversation.js';
-import type { LiveAttempt, LiveChunk } from '../../functions/core/live.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import type { LiveAttempt, LiveChunk } from '../../functions/core/live/types.js';
 import { wire } from '../../functions/wiring/wire.js';
 import type { StackFixture } from './local-stack.js';
 

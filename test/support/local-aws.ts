@@ -3,7 +3,7 @@
  */
 import { ListObjectsV2Command, type ListObjectsV2CommandOutput } from '@aws-sdk/client-s3';
 import { afterAll, beforeAll } from 'vitest';
-import type { ModelProvider } from '../../functions/core/model.js';
+import type { ModelProvider } from '../../functions/core/model/types.js';
 import { modelWiring } from '../../functions/wiring/model.js';
 import { anthropicFrom } from '../../functions/wiring/model-anthropic.js';
 import { bedrockFrom } from '../../functions/wiring/model-bedrock.js';

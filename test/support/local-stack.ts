@@ -3,7 +3,7 @@
  * from per-run scripts, the emulators, the local runtime (retry waits shortened) and the HTTP API.
  */
 import { afterAll, beforeAll } from 'vitest';
-import type { Run } from '../../functions/core/runs.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import type { RunView } from '../../functions/api/schemas.js';
 import { startBedrockApi } from '../../local/stand-ins/bedrock-api.js';
 import {

@@ -2,36 +2,23 @@
  * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
-import { type Approval, type ApprovalPolicy, type ApprovalRule, type ApprovalStore, type TaskTokens, policyTools } from '../../functions/core/approvals.js';
-import type { SpendStore } from '../../functions/core/budgets.js';
-import { type Owner, ownerKey, owns } from '../../functions/core/callers.js';
-import type { Compaction } from '../../functions/core/conversation.js';
-import {
-  type Conversation,
-  type ConversationRecord,
-  type ConversationStore,
-  type NewMessage,
-  type ResultOptions,
-  type Turn,
-  assembleConversation,
-  seqKey,
-} from '../../functions/core/conversation.js';
-import type { LiveAttempt, LiveFrom, LiveTexts } from '../../functions/core/live.js';
-import type { AgentName } from '../../functions/core/names.js';
-import type { ConversationFrom, RunEventSources } from '../../functions/core/stream-reader.js';
-import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/messages.js';
-import type { Plan } from '../../functions/core/plan.js';
-import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../functions/core/runs.js';
-import {
-  FileTooLarge,
-  type ReadOptions,
-  type VersionedFile,
-  type Workspace,
-  type WorkspaceEntry,
-  type WriteOptions,
-  WriteConflict,
-  checkPath,
-} from '../../functions/core/workspace.js';
+import { type Approval, type ApprovalStore, type TaskTokens } from '../../functions/core/approvals/types.js';
+import { policyTools } from '../../functions/core/approvals/policy.js';
+import { type ApprovalPolicy, type ApprovalRule } from '../../functions/core/approvals/types.js';
+import type { SpendStore } from '../../functions/core/budgets/types.js';
+import { type Owner } from '../../functions/core/callers/types.js';
+import { ownerKey, owns } from '../../functions/core/callers/access.js';
+import type { Compaction } from '../../functions/core/conversation/types.js';
+import { type Conversation, type ConversationRecord, type ConversationStore, type NewMessage, type ResultOptions, type Turn } from '../../functions/core/conversation/types.js';
+import { assembleConversation, seqKey } from '../../functions/core/conversation/conversation.js';
+import type { LiveAttempt, LiveFrom, LiveTexts } from '../../functions/core/live/types.js';
+import type { AgentName } from '../../functions/core/agents/types.js';
+import type { ConversationFrom, RunEventSources } from '../../functions/core/stream/types.js';
+import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/model/messages.js';
+import type { Plan } from '../../functions/core/plan/types.js';
+import { type Run, type RunError, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../functions/core/runs/types.js';
+import { FileTooLarge, type ReadOptions, type VersionedFile, type Workspace, type WorkspaceEntry, type WriteOptions, WriteConflict } from '../../functions/core/workspace/types.js';
+import { checkPath } from '../../functions/core/workspace/paths.js';
 
 export class MemoryConversationStore implements ConversationStore {
   /** Items by conversation, keyed like the DynamoDB sort key. */

@@ -5,14 +5,16 @@
  */
 import { type AGUIEvent, EventType } from '@ag-ui/core';
 import { EventSchema } from '@ag-ui/core/schemas';
-import type { Approval } from '../../functions/core/approvals.js';
-import { type ConversationRecord, type MessageMeta, conversationIdOf, seqKey } from '../../functions/core/conversation.js';
-import type { LiveAttempt, LiveChunk, LiveFrom } from '../../functions/core/live.js';
-import { type ContentBlock, toolUses } from '../../functions/core/messages.js';
-import type { AgentName } from '../../functions/core/names.js';
-import type { Run } from '../../functions/core/runs.js';
-import { type ConversationFrom, RunEventReader, type RunEventSources } from '../../functions/core/stream-reader.js';
-import type { PositionedEvent } from '../../functions/core/stream.js';
+import type { Approval } from '../../functions/core/approvals/types.js';
+import { type ConversationRecord, type MessageMeta } from '../../functions/core/conversation/types.js';
+import { conversationIdOf, seqKey } from '../../functions/core/conversation/conversation.js';
+import type { LiveAttempt, LiveChunk, LiveFrom } from '../../functions/core/live/types.js';
+import { type ContentBlock, toolUses } from '../../functions/core/model/messages.js';
+import type { AgentName } from '../../functions/core/agents/types.js';
+import type { Run } from '../../functions/core/runs/types.js';
+import { type ConversationFrom, type RunEventSources } from '../../functions/core/stream/types.js';
+import { RunEventReader } from '../../functions/core/stream/reader.js';
+import type { PositionedEvent } from '../../functions/core/stream/types.js';
 
 /** One write of a run's store. */
 export type Write = (world: World) => void;

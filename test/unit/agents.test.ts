@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { agentProfile, openingMessage } from '../../functions/core/agents.js';
-import { finishPlan } from '../../functions/core/tools/finish-plan.js';
+import { agentProfile, openingMessage } from '../../functions/core/agents/profiles.js';
+import { finishPlan } from '../../functions/core/tools/builtin/finish-plan.js';
 import { defaultToolLimits } from '../../functions/core/tools/registry.js';
 import { MemoryRunStore, MemoryWorkspace, newRun } from '../support/memory.js';
 

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { type DeadLetters, intakeEvent } from '../../functions/core/intake.js';
+import { type DeadLetters } from '../../functions/core/intake/types.js';
+import { intakeEvent } from '../../functions/core/intake/events.js';
 import { RecordingStarter, memoryApi } from '../support/api.js';
 import { MemoryRunStore } from '../support/memory.js';
 

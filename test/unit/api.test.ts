@@ -2,7 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxFileResponseBytes } from '../../functions/api/app.js';
-import { conversationIdOf } from '../../functions/core/conversation.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { memoryApi } from '../support/api.js';
 
 const goal = 'Write a haiku about queues.';

@@ -1,24 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type Approval,
-  type ApprovalRule,
-  ApprovalAlreadyDecided,
-  ApprovalDecided,
-  ApprovalNotFound,
-  InvalidEditedInput,
-  announcedInputChars,
-  approvalInputChars,
-  awaitDecision,
-  decideApproval,
-  decisionsOf,
-  denialMessage,
-  requestApproval,
-  ruleFor,
-  settleApproval,
-  waitingFor,
-} from '../../functions/core/approvals.js';
-import { StepStateInvalid } from '../../functions/core/errors.js';
+import { type Approval, ApprovalAlreadyDecided, ApprovalDecided, ApprovalNotFound, InvalidEditedInput, announcedInputChars, approvalInputChars } from '../../functions/core/approvals/types.js';
+import { ruleFor } from '../../functions/core/approvals/policy.js';
+import { type ApprovalRule } from '../../functions/core/approvals/types.js';
+import { awaitDecision, requestApproval } from '../../functions/core/approvals/request.js';
+import { decideApproval } from '../../functions/core/approvals/decide.js';
+import { decisionsOf, waitingFor } from '../../functions/core/approvals/views.js';
+import { denialMessage, settleApproval } from '../../functions/core/approvals/gate.js';
+import { StepStateInvalid } from '../../functions/core/errors/errors.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';

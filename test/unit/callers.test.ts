@@ -1,17 +1,8 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  type Caller,
-  Forbidden,
-  type Owner,
-  Unauthenticated,
-  accessTo,
-  callerFromClaims,
-  callerFromEvent,
-  callerFromIam,
-  globMatches,
-  ownerKey,
-} from '../../functions/core/callers.js';
+import { type Caller, Forbidden, type Owner, Unauthenticated } from '../../functions/core/callers/types.js';
+import { accessTo, globMatches, ownerKey } from '../../functions/core/callers/access.js';
+import { callerFromClaims, callerFromEvent, callerFromIam } from '../../functions/core/callers/claims.js';
 
 const principals = ['iss#alice', 'iss#bob', 'iss#rita', 'arn:aws:iam::1:user/ops'];
 const tenants = [undefined, 'acme', 'globex'];

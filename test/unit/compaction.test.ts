@@ -1,20 +1,13 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
-import {
-  type ContextPolicy,
-  chooseCut,
-  estimatedTokens,
-  modelMessages,
-  needsCompaction,
-  refusedPolicy,
-  summaryInstruction,
-  summaryRequestMessages,
-} from '../../functions/core/compaction.js';
-import { type Conversation, type StoredMessage, conversationIdOf } from '../../functions/core/conversation.js';
-import { runAgentLoop } from '../../functions/core/loop.js';
-import { type Message, type Usage, textOf, toolResult, toolUses } from '../../functions/core/messages.js';
-import { ContextWindowExceeded, type ModelRequest, ModelResponseEmpty, ModelUnavailable } from '../../functions/core/model.js';
+import { type ContextPolicy } from '../../functions/core/compaction/types.js';
+import { chooseCut, estimatedTokens, modelMessages, needsCompaction, refusedPolicy, summaryInstruction, summaryRequestMessages } from '../../functions/core/compaction/context.js';
+import { type Conversation, type StoredMessage } from '../../functions/core/conversation/types.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import { runAgentLoop } from '../../functions/core/steps/loop.js';
+import { type Message, type Usage, textOf, toolResult, toolUses } from '../../functions/core/model/messages.js';
+import { ContextWindowExceeded, type ModelRequest, ModelResponseEmpty, ModelUnavailable } from '../../functions/core/model/types.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';

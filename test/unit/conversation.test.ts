@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { type Compaction, type ConversationRecord, assembleConversation, conversationIdOf, loadCall } from '../../functions/core/conversation.js';
-import { StepStateInvalid, StoredDataInvalid } from '../../functions/core/errors.js';
-import { ContentBlock } from '../../functions/core/messages.js';
+import { type Compaction, type ConversationRecord } from '../../functions/core/conversation/types.js';
+import { assembleConversation, conversationIdOf, loadCall } from '../../functions/core/conversation/conversation.js';
+import { StepStateInvalid, StoredDataInvalid } from '../../functions/core/errors/errors.js';
+import { ContentBlock } from '../../functions/core/model/messages.js';
 import { MemoryConversationStore } from '../support/memory.js';
 
 const meta = { runId: 'run-1', iteration: 0 };

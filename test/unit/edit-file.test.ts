@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { editAttempts, editFile, readFile } from '../../functions/core/tools/files.js';
-import { ToolFailure, defaultToolLimits } from '../../functions/core/tools/registry.js';
-import { FileTooLarge, type ReadOptions, type VersionedFile, WorkspaceFailed, type WriteOptions } from '../../functions/core/workspace.js';
+import { editAttempts, editFile, readFile } from '../../functions/core/tools/builtin/files.js';
+import { ToolFailure } from '../../functions/core/tools/types.js';
+import { defaultToolLimits } from '../../functions/core/tools/registry.js';
+import { FileTooLarge, type ReadOptions, type VersionedFile, WorkspaceFailed, type WriteOptions } from '../../functions/core/workspace/types.js';
 import { MemoryWorkspace } from '../support/memory.js';
 
 const encoder = new TextEncoder();

@@ -1,16 +1,16 @@
 import { describe, expect, it } from 'vitest';
-import * as approvals from '../../functions/core/approvals.js';
-import * as callers from '../../functions/core/callers.js';
-import * as errors from '../../functions/core/errors.js';
-import * as events from '../../functions/core/events.js';
-import * as fork from '../../functions/core/fork.js';
-import * as intake from '../../functions/core/intake.js';
-import * as loop from '../../functions/core/loop.js';
-import * as model from '../../functions/core/model.js';
-import * as runs from '../../functions/core/runs.js';
-import * as stepInput from '../../functions/core/step-input.js';
-import * as external from '../../functions/core/tools/external.js';
-import * as workspace from '../../functions/core/workspace.js';
+import * as approvals from '../../functions/core/approvals/types.js';
+import * as callers from '../../functions/core/callers/types.js';
+import * as errors from '../../functions/core/errors/errors.js';
+import * as events from '../../functions/core/runs/events.js';
+import * as fork from '../../functions/core/fork/types.js';
+import * as intake from '../../functions/core/intake/types.js';
+import * as loop from '../../functions/core/steps/errors.js';
+import * as model from '../../functions/core/model/types.js';
+import * as runs from '../../functions/core/runs/types.js';
+import * as stepInput from '../../functions/core/steps/input.js';
+import * as external from '../../functions/core/tools/external/types.js';
+import * as workspace from '../../functions/core/workspace/types.js';
 
 const modules = [approvals, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace];
 

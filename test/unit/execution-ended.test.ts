@@ -1,7 +1,7 @@
 /** Runs whose orchestrator execution ended outside its states are marked, once, and free their session. */
 import { describe, expect, it } from 'vitest';
-import { type EndedStatus, executionEndedPattern, markEndedRun } from '../../functions/core/execution-ended.js';
-import { createRun } from '../../functions/core/intake.js';
+import { type EndedStatus, executionEndedPattern, markEndedRun } from '../../functions/core/runs/execution-ended.js';
+import { createRun } from '../../functions/core/intake/create.js';
 import { MemorySessions, RecordingStarter } from '../support/api.js';
 import { MemoryRunStore } from '../support/memory.js';
 

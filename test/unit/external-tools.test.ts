@@ -1,33 +1,21 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { toolNames } from '../../functions/core/names.js';
-import { conversationIdOf } from '../../functions/core/conversation.js';
-import { type AgentName } from '../../functions/core/names.js';
-import { InfrastructureError } from '../../functions/core/errors.js';
+import { toolNames } from '../../functions/core/tools/builtin/builtin.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import { type AgentName } from '../../functions/core/agents/types.js';
+import { InfrastructureError } from '../../functions/core/errors/errors.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
-import {
-  type ExternalCallContext,
-  type ExternalTool,
-  ExternalTools,
-  type ToolCatalog,
-  type ToolCatalogStore,
-  type ToolSource,
-  externalToolNames,
-  externalToolsConfig,
-  isExternalToolName,
-  lambdaCatalogEntries,
-  listedLambdaTools,
-  mcpToolName,
-  noExternalTools,
-  toolNamePattern,
-  unavailableNote,
-  unlistedPolicyTools,
-} from '../../functions/core/tools/external.js';
+import { type ExternalCallContext, type ExternalTool, type ToolCatalog, type ToolCatalogStore, type ToolSource, toolNamePattern } from '../../functions/core/tools/external/types.js';
+import { ExternalTools, externalToolsConfig, lambdaCatalogEntries, listedLambdaTools, unavailableNote } from '../../functions/core/tools/external/external-tools.js';
+import { externalToolNames, isExternalToolName, mcpToolName, noExternalTools, unlistedPolicyTools } from '../../functions/core/tools/external/names.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { MemoryApprovalStore, RecordingTokens, newRun } from '../support/memory.js';
 import { readEnv } from '../../functions/wiring/wire.js';
-import { ApprovalPolicyInvalid, type ApprovalRule, InvalidEditedInput, checkEditedInput, decideApproval, requestApproval } from '../../functions/core/approvals.js';
+import { ApprovalPolicyInvalid, InvalidEditedInput } from '../../functions/core/approvals/types.js';
+import { type ApprovalRule } from '../../functions/core/approvals/types.js';
+import { checkEditedInput, decideApproval } from '../../functions/core/approvals/decide.js';
+import { requestApproval } from '../../functions/core/approvals/request.js';
 
 class MemoryCatalogStore implements ToolCatalogStore {
   readonly catalogs = new Map<string, ToolCatalog>();

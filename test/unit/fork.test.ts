@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
-import { type NewMessage, conversationIdOf } from '../../functions/core/conversation.js';
-import { maxForkFiles } from '../../functions/core/fork.js';
-import { textBlock, toolResult } from '../../functions/core/messages.js';
+import { type NewMessage } from '../../functions/core/conversation/types.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import { maxForkFiles } from '../../functions/core/fork/types.js';
+import { textBlock, toolResult } from '../../functions/core/model/messages.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { as, memoryApi } from '../support/api.js';
 import { say } from '../support/agents.js';

@@ -4,8 +4,9 @@
  */
 import { describe, expect, it } from 'vitest';
 import { OrchestratorUnavailable } from '../../functions/adapters/aws/intake.js';
-import { type DeadLetters, type IntakeDeps, type OrchestratorInput, SessionBusy, intakeEvent } from '../../functions/core/intake.js';
-import type { Run } from '../../functions/core/runs.js';
+import { type DeadLetters, type IntakeDeps, type OrchestratorInput, SessionBusy } from '../../functions/core/intake/types.js';
+import { intakeEvent } from '../../functions/core/intake/events.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import { MemorySessions, RecordingStarter } from '../support/api.js';
 import { MemoryRunStore } from '../support/memory.js';
 

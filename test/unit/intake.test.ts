@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { TooManyRuns, ownerKey } from '../../functions/core/callers.js';
-import { ModelUnavailable } from '../../functions/core/model.js';
-import {
-  type CreateRunBody,
-  type DeadLetters,
-  type IntakeDeps,
-  IdempotencyConflict,
-  SessionBusy,
-  bodyHash,
-  cancelRun,
-  createRun,
-  createRunBody,
-  intakeEvent,
-} from '../../functions/core/intake.js';
+import { TooManyRuns } from '../../functions/core/callers/types.js';
+import { ownerKey } from '../../functions/core/callers/access.js';
+import { ModelUnavailable } from '../../functions/core/model/types.js';
+import { type CreateRunBody, createRunBody } from '../../functions/core/intake/request.js';
+import { type DeadLetters, type IntakeDeps, IdempotencyConflict, SessionBusy } from '../../functions/core/intake/types.js';
+import { bodyHash, cancelRun, createRun } from '../../functions/core/intake/create.js';
+import { intakeEvent } from '../../functions/core/intake/events.js';
 import { MemoryIdempotency, MemorySessions, RecordingStarter } from '../support/api.js';
 import { MemoryRunStore, newRun } from '../support/memory.js';
 

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { completeJson } from '../../functions/core/json-prefix.js';
+import { completeJson } from '../../functions/core/stream/json-prefix.js';
 
 /** JSON text of a value as a model may write it: compact, indented, or with characters escaped as \uXXXX. */
 const written = fc.tuple(fc.jsonValue(), fc.constantFrom<(v: unknown) => string>(

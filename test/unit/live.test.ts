@@ -2,18 +2,12 @@
 import * as fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
-import {
-  type LiveAttempt,
-  type LiveChunk,
-  type LiveText,
-  LiveTextWriter,
-  LiveAttempt as LiveAttemptSchema,
-  liveSortKey,
-  newAttemptId,
-} from '../../functions/core/live.js';
-import { defaultContextPolicy, summaryInstruction } from '../../functions/core/compaction.js';
-import { zeroUsage } from '../../functions/core/messages.js';
-import { type ModelRequest, ModelUnavailable, type PartialContent } from '../../functions/core/model.js';
+import { type LiveAttempt, type LiveChunk, type LiveText, LiveAttempt as LiveAttemptSchema } from '../../functions/core/live/types.js';
+import { LiveTextWriter, liveSortKey, newAttemptId } from '../../functions/core/live/writer.js';
+import { defaultContextPolicy } from '../../functions/core/compaction/types.js';
+import { summaryInstruction } from '../../functions/core/compaction/context.js';
+import { zeroUsage } from '../../functions/core/model/messages.js';
+import { type ModelRequest, ModelUnavailable, type PartialContent } from '../../functions/core/model/types.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';

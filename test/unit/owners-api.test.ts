@@ -113,7 +113,7 @@ describe('owners', () => {
   it('refuses a client run id another caller took, without telling its status', async () => {
     const api = memoryApi();
     const runId = await alicesRun(api);
-    const { createRun } = await import('../../functions/core/intake.js');
+    const { createRun } = await import('../../functions/core/intake/create.js');
     await expect(
       createRun({ goal, mode: 'single', maxIterations: 5 }, { runs: api.runs, starter: api.starter, newId: () => 'x' }, {
         caller: { principal: 'test#bob', tenant: 'acme', scopes: [] },

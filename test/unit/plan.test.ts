@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Plan, parsePlan, planToJSON, renderPlan } from '../../functions/core/plan.js';
+import { type Plan } from '../../functions/core/plan/types.js';
+import { parsePlan, planToJSON, renderPlan } from '../../functions/core/plan/plan.js';
 
 const text = fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }).filter((s) => s.trim().length > 0);
 const step = fc.record(

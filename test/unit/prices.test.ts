@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costOf, estimateCost, pricesOf } from '../../functions/core/prices.js';
+import { costOf, estimateCost, pricesOf } from '../../functions/core/model/prices.js';
 
 describe('pricesOf', () => {
   it('finds a model by the family its id contains, in Anthropic’s and in Bedrock’s spelling', () => {

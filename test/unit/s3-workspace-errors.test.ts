@@ -6,9 +6,9 @@ import { PutObjectCommand, S3Client, S3ServiceException } from '@aws-sdk/client-
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { S3Workspace } from '../../functions/adapters/s3/workspace.js';
-import { builtinTools } from '../../functions/core/names.js';
+import { builtinTools } from '../../functions/core/tools/builtin/builtin.js';
 import { ToolRegistry, defaultToolLimits } from '../../functions/core/tools/registry.js';
-import { WorkspaceFailed, WorkspaceRefused, WriteConflict } from '../../functions/core/workspace.js';
+import { WorkspaceFailed, WorkspaceRefused, WriteConflict } from '../../functions/core/workspace/types.js';
 
 function s3Error(name: string, httpStatusCode: number): S3ServiceException {
   return new S3ServiceException({ name, $fault: 'client', message: `${name} from S3`, $metadata: { httpStatusCode } });

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { toWire } from '../../functions/adapters/model/anthropic.js';
 import { ScriptExhausted, ScriptedModel, readScript, scriptPosition } from '../../functions/adapters/model/scripted.js';
-import { agentProfile } from '../../functions/core/agents.js';
-import { conversationIdOf } from '../../functions/core/conversation.js';
-import { runAgentLoop } from '../../functions/core/loop.js';
-import type { ModelRequest } from '../../functions/core/model.js';
+import { agentProfile } from '../../functions/core/agents/profiles.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import { runAgentLoop } from '../../functions/core/steps/loop.js';
+import type { ModelRequest } from '../../functions/core/model/types.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { replayedScript } from '../../local/stand-ins/messages-api.js';
 import { memoryCore, say, use } from '../support/agents.js';

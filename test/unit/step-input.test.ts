@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { describe, expect, it } from 'vitest';
-import { InvalidStepInput, parseEvent } from '../../functions/core/step-input.js';
+import { InvalidStepInput, parseEvent } from '../../functions/core/steps/input.js';
 
 describe('parseEvent', () => {
   const schema = z.object({ runId: z.string().min(1), iteration: z.number() });

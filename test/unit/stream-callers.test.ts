@@ -7,7 +7,7 @@
 import { type CryptoKey, type JWK, SignJWT, createLocalJWKSet, exportJWK, generateKeyPair } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { jwtClaimCallers } from '../../functions/api/callers.js';
-import { Unauthenticated } from '../../functions/core/callers.js';
+import { Unauthenticated } from '../../functions/core/callers/types.js';
 import { streamCallers } from '../../functions/wiring/api.js';
 import { readEnv } from '../../functions/wiring/wire.js';
 import { functionUrlEvent } from '../support/function-url.js';

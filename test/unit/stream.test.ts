@@ -1,10 +1,12 @@
 import { type AGUIEvent, EventType } from '@ag-ui/core';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ContentBlock } from '../../functions/core/messages.js';
-import { InvalidCursor, type Run } from '../../functions/core/runs.js';
-import { RunEventReader, defaultFollowSettings, followRun } from '../../functions/core/stream-reader.js';
-import { type PositionedEvent, comparePositions, encodeCursor, parseCursor } from '../../functions/core/stream.js';
+import type { ContentBlock } from '../../functions/core/model/messages.js';
+import { InvalidCursor, type Run } from '../../functions/core/runs/types.js';
+import { RunEventReader } from '../../functions/core/stream/reader.js';
+import { defaultFollowSettings, followRun } from '../../functions/core/stream/follow.js';
+import { type PositionedEvent } from '../../functions/core/stream/types.js';
+import { comparePositions, encodeCursor, parseCursor } from '../../functions/core/stream/cursor.js';
 import { newRun } from '../support/memory.js';
 import { World, aguiProblems, messageKey, randomSource, readAll, resultKey, scenario, worldOf } from '../support/stream-world.js';
 

@@ -1,8 +1,10 @@
 /** Structured output: the caller's JSON Schema checked at intake, and a final answer that must validate before the run succeeds. */
 import { describe, expect, it } from 'vitest';
-import { conversationIdOf } from '../../functions/core/conversation.js';
-import { MaxIterationsExceeded, runAgentLoop } from '../../functions/core/loop.js';
-import { checkAnswer, finalAnswerNudge, finalAnswerTool, outputLimits, schemaProblems } from '../../functions/core/output.js';
+import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import { MaxIterationsExceeded } from '../../functions/core/steps/errors.js';
+import { runAgentLoop } from '../../functions/core/steps/loop.js';
+import { checkAnswer, finalAnswerNudge, schemaProblems } from '../../functions/core/output/answer.js';
+import { finalAnswerTool, outputLimits } from '../../functions/core/output/types.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { memoryApi } from '../support/api.js';

@@ -3,10 +3,10 @@
  * keys, and one EMF metric line per invocation. The handlers run on in-memory fakes.
  */
 import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import type { ModelProvider } from '../../functions/core/model.js';
-import type { RunStarter } from '../../functions/core/intake.js';
-import type { Run } from '../../functions/core/runs.js';
-import type { ToolDeps } from '../../functions/core/steps/tool.js';
+import type { ModelProvider } from '../../functions/core/model/types.js';
+import type { RunStarter } from '../../functions/core/intake/types.js';
+import type { Run } from '../../functions/core/runs/types.js';
+import type { ToolDeps } from '../../functions/core/steps/types.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { newRun } from '../support/memory.js';
 

@@ -1,10 +1,10 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { builtinTools } from '../../functions/core/names.js';
-import { toolResult } from '../../functions/core/messages.js';
-import { calculator } from '../../functions/core/tools/calculator.js';
-import { finishPlan } from '../../functions/core/tools/finish-plan.js';
+import { builtinTools } from '../../functions/core/tools/builtin/builtin.js';
+import { toolResult } from '../../functions/core/model/messages.js';
+import { calculator } from '../../functions/core/tools/builtin/calculator.js';
+import { finishPlan } from '../../functions/core/tools/builtin/finish-plan.js';
 import { ToolRegistry, defaultToolLimits, inputJsonSchema } from '../../functions/core/tools/registry.js';
 import { MemoryWorkspace } from '../support/memory.js';
 

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { FileTooLarge, PathRejected, checkPath, pathBudget } from '../../functions/core/workspace.js';
+import { FileTooLarge, PathRejected } from '../../functions/core/workspace/types.js';
+import { checkPath, pathBudget } from '../../functions/core/workspace/paths.js';
 
 describe('checkPath', () => {
   it.each([

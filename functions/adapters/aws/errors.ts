@@ -2,7 +2,7 @@
  * Which AWS SDK errors are transient: throttling, 5xx and dropped connections. The SDK has
  * already retried these a few times; what is left is for the state machine's `Retry`.
  */
-import { InfrastructureError } from '../../core/errors.js';
+import { InfrastructureError } from '../../core/errors/errors.js';
 
 const throttlingNames = new Set([
   'ProvisionedThroughputExceededException',

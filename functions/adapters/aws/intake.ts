@@ -7,8 +7,8 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { InfrastructureError } from '../../core/errors.js';
-import type { DeadLetters, OrchestratorInput, RunStarter } from '../../core/intake.js';
+import { InfrastructureError } from '../../core/errors/errors.js';
+import type { DeadLetters, OrchestratorInput, RunStarter } from '../../core/intake/types.js';
 import { guard } from './errors.js';
 
 /** Step Functions refused or failed a call transiently; the request can be repeated. */

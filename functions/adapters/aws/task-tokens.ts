@@ -1,6 +1,6 @@
 /** Wakes a waiting state machine task through the Step Functions API (`SendTaskSuccess`). */
 import { InvalidToken, type SFNClient, SendTaskSuccessCommand, TaskDoesNotExist, TaskTimedOut } from '@aws-sdk/client-sfn';
-import type { TaskTokens } from '../../core/approvals.js';
+import type { TaskTokens } from '../../core/approvals/types.js';
 import { guard } from './errors.js';
 import { OrchestratorUnavailable } from './intake.js';
 

@@ -9,9 +9,9 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import * as z from 'zod';
-import type { ModelProvider } from '../../core/model.js';
-import type { Usage } from '../../core/messages.js';
-import { type metricDimensions, metricNames, metricsNamespace, serviceName } from '../../core/metrics.js';
+import type { ModelProvider } from '../../core/model/types.js';
+import type { Usage } from '../../core/model/messages.js';
+import { type metricDimensions, metricNames, metricsNamespace, serviceName } from '../../core/telemetry/metrics.js';
 
 export const logger = new Logger({ serviceName });
 export const metrics = new Metrics({ namespace: metricsNamespace, serviceName });

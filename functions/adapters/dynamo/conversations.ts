@@ -16,22 +16,11 @@
  */
 import type { Documents, QueryInput } from './documents.js';
 import * as z from 'zod';
-import {
-  type Conversation,
-  type ConversationRecord,
-  type ConversationStore,
-  Compaction,
-  assembleConversation,
-  MessageMeta,
-  type NewMessage,
-  type ResultOptions,
-  type StoredMessage,
-  type Turn,
-  seqKey,
-} from '../../core/conversation.js';
-import { StoredDataInvalid } from '../../core/errors.js';
-import type { ConversationFrom } from '../../core/stream-reader.js';
-import { ContentBlock, Role, ToolResultBlock } from '../../core/messages.js';
+import { type Conversation, type ConversationRecord, type ConversationStore, Compaction, MessageMeta, type NewMessage, type ResultOptions, type StoredMessage, type Turn } from '../../core/conversation/types.js';
+import { assembleConversation, seqKey } from '../../core/conversation/conversation.js';
+import { StoredDataInvalid } from '../../core/errors/errors.js';
+import type { ConversationFrom } from '../../core/stream/types.js';
+import { ContentBlock, Role, ToolResultBlock } from '../../core/model/messages.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { forEachLimited } from '../aws/parallel.js';
 import type { BlobStore } from '../s3/blobs.js';

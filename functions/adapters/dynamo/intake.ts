@@ -5,7 +5,7 @@
  *   pk = session#<id>,     sk = lock   { activeRunId, acquiredAt }   (no activeRunId: free)
  */
 import type { Documents } from './documents.js';
-import type { IdempotencyStore, SessionLocks } from '../../core/intake.js';
+import type { IdempotencyStore, SessionLocks } from '../../core/intake/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 
 export const idempotencyWindowSeconds = 24 * 60 * 60;

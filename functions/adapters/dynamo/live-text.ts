@@ -9,10 +9,11 @@
  * write that lands late replaces nothing a reader has not seen a prefix of.
  */
 import type { Documents } from './documents.js';
-import { StoredDataInvalid } from '../../core/errors.js';
-import { LiveAttempt, type LiveText, type LiveTextReader, liveSortKey } from '../../core/live.js';
-import type { LiveFrom, LiveTexts } from '../../core/live.js';
-import { seqKey } from '../../core/conversation.js';
+import { StoredDataInvalid } from '../../core/errors/errors.js';
+import { LiveAttempt, type LiveText, type LiveTextReader } from '../../core/live/types.js';
+import { liveSortKey } from '../../core/live/writer.js';
+import type { LiveFrom, LiveTexts } from '../../core/live/types.js';
+import { seqKey } from '../../core/conversation/conversation.js';
 import { guard } from '../aws/errors.js';
 import { queryAll } from './conversations.js';
 import { itemFamilies } from './layout.js';

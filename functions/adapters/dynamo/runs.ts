@@ -6,12 +6,13 @@
  * and no nesting depth limit of DynamoDB maps applies.
  */
 import type { Documents } from './documents.js';
-import { Approval } from '../../core/approvals.js';
-import { type Owner, ownerKey } from '../../core/callers.js';
-import type { AgentName } from '../../core/names.js';
-import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../core/runs.js';
-import { type Usage, zeroUsage } from '../../core/messages.js';
-import type { Plan } from '../../core/plan.js';
+import { Approval } from '../../core/approvals/types.js';
+import { type Owner } from '../../core/callers/types.js';
+import { ownerKey } from '../../core/callers/access.js';
+import type { AgentName } from '../../core/agents/types.js';
+import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../core/runs/types.js';
+import { type Usage, zeroUsage } from '../../core/model/messages.js';
+import type { Plan } from '../../core/plan/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
 import { queryAll } from './conversations.js';

@@ -12,8 +12,9 @@
  * local emulator offers either.
  */
 import type { Documents } from './documents.js';
-import type { SpendStore } from '../../core/budgets.js';
-import { type Owner, ownerKey } from '../../core/callers.js';
+import type { SpendStore } from '../../core/budgets/types.js';
+import { type Owner } from '../../core/callers/types.js';
+import { ownerKey } from '../../core/callers/access.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { itemFamilies } from './layout.js';
 

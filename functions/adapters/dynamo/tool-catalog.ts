@@ -5,7 +5,7 @@
  * (invariant 4, docs/ARCHITECTURE.md). A catalog over 100 KB lives in S3 (invariant 2, docs/ARCHITECTURE.md).
  */
 import type { Documents } from './documents.js';
-import { ToolCatalog, type ToolCatalogStore } from '../../core/tools/external.js';
+import { ToolCatalog, type ToolCatalogStore } from '../../core/tools/external/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
 

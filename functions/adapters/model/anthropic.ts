@@ -1,7 +1,7 @@
 /**
  * The `anthropic` model provider: the Messages API through `@anthropic-ai/sdk`.
  *
- * Failures become the named errors of `core/model.ts`, so the state machine's `Retry` can pick
+ * Failures become the named errors of `core/model/types.ts`, so the state machine's `Retry` can pick
  * the transient ones. The SDK's own retries are kept low for the same reason (invariant 3, docs/ARCHITECTURE.md).
  *
  * A request with `onProgress` is streamed: the SDK's accumulator (`finalMessage()`) builds the
@@ -11,19 +11,9 @@
  * dropped connection, an answer that outlasts `timeoutMs`) maps to the same named errors.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ContentBlock, StopReason } from '../../core/messages.js';
-import type { Message } from '../../core/messages.js';
-import {
-  ContextWindowExceeded,
-  type ModelProvider,
-  type ModelRequest,
-  ModelRequestInvalid,
-  type ModelResponse,
-  ModelOverloaded,
-  ModelThrottled,
-  ModelUnavailable,
-  type PartialBlock,
-} from '../../core/model.js';
+import { ContentBlock, StopReason } from '../../core/model/messages.js';
+import type { Message } from '../../core/model/messages.js';
+import { ContextWindowExceeded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelOverloaded, ModelThrottled, ModelUnavailable, type PartialBlock } from '../../core/model/types.js';
 import * as z from 'zod';
 
 export interface AnthropicProviderOptions {

@@ -4,7 +4,7 @@
  *
  * The body and the answer are the Messages API's, built and read by the Anthropic adapter (cache
  * breakpoints, verbatim content); only the transport and the error names differ. Bedrock's
- * failures become the named errors of `core/model.ts`, so the state machine's `Retry` picks the
+ * failures become the named errors of `core/model/types.ts`, so the state machine's `Retry` picks the
  * transient ones, and the SDK's own retries stay low (invariant 3, docs/ARCHITECTURE.md).
  * A request with `onProgress` is streamed with InvokeModelWithResponseStream, whose event
  * stream the SDK reads as the Messages API's stream events (see `streamMessage`).
@@ -12,17 +12,7 @@
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
 import Anthropic from '@anthropic-ai/sdk';
 import * as z from 'zod';
-import {
-  ContextWindowExceeded,
-  ModelAccessDenied,
-  ModelOverloaded,
-  type ModelProvider,
-  type ModelRequest,
-  ModelRequestInvalid,
-  type ModelResponse,
-  ModelThrottled,
-  ModelUnavailable,
-} from '../../core/model.js';
+import { ContextWindowExceeded, ModelAccessDenied, ModelOverloaded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelThrottled, ModelUnavailable } from '../../core/model/types.js';
 import { fromWire, mapError, streamBudgetMs, streamMessage, toWire } from './anthropic.js';
 
 /** The only `anthropic_version` Bedrock's InvokeModel takes in a Claude Messages body. */

@@ -8,12 +8,12 @@
  */
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
-import { ContentBlock, StopReason, TextBlock, ToolUseBlock, Usage, toolUses } from '../../core/messages.js';
-import { StepwiseError } from '../../core/errors.js';
-import type { ModelProvider, ModelRequest, ModelResponse, PartialBlock } from '../../core/model.js';
-import { finalAnswerNudge } from '../../core/output.js';
-import { truncatedTextNote } from '../../core/steps/inference.js';
-import { finishPlan } from '../../core/tools/finish-plan.js';
+import { ContentBlock, StopReason, TextBlock, ToolUseBlock, Usage, toolUses } from '../../core/model/messages.js';
+import { StepwiseError } from '../../core/errors/errors.js';
+import type { ModelProvider, ModelRequest, ModelResponse, PartialBlock } from '../../core/model/types.js';
+import { finalAnswerNudge } from '../../core/output/answer.js';
+import { truncatedTextNote } from '../../core/conversation/next-message.js';
+import { finishPlan } from '../../core/tools/builtin/finish-plan.js';
 
 /**
  * How a turn is generated: its text and its tool calls' input JSON come in pieces of `chunkChars`

@@ -11,20 +11,8 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import {
-  FileTooLarge,
-  type ReadOptions,
-  type VersionedFile,
-  type Workspace,
-  type WorkspaceEntry,
-  WorkspaceFailed,
-  WorkspaceRefused,
-  WorkspaceUnavailable,
-  type WriteOptions,
-  WriteConflict,
-  checkPath,
-  pathBudget,
-} from '../../core/workspace.js';
+import { FileTooLarge, type ReadOptions, type VersionedFile, type Workspace, type WorkspaceEntry, WorkspaceFailed, WorkspaceRefused, WorkspaceUnavailable, type WriteOptions, WriteConflict } from '../../core/workspace/types.js';
+import { checkPath, pathBudget } from '../../core/workspace/paths.js';
 import { guard as guardTransient } from '../aws/errors.js';
 import { forEachLimited } from '../aws/parallel.js';
 

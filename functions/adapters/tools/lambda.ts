@@ -6,15 +6,8 @@
  */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { Ajv2020, type ErrorObject, type ValidateFunction } from 'ajv/dist/2020.js';
-import {
-  type ExternalCallContext,
-  type ExternalOutcome,
-  type ExternalTool,
-  type LambdaToolConfig,
-  type ToolSource,
-  ToolUnavailable,
-  lambdaCatalogEntries,
-} from '../../core/tools/external.js';
+import { type ExternalCallContext, type ExternalOutcome, type ExternalTool, type LambdaToolConfig, type ToolSource, ToolUnavailable } from '../../core/tools/external/types.js';
+import { lambdaCatalogEntries } from '../../core/tools/external/external-tools.js';
 
 export interface LambdaToolsOptions {
   /** Milliseconds one invocation may take; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). @default 60000 */

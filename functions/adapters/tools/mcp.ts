@@ -11,17 +11,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
-import type { AgentName } from '../../core/names.js';
-import {
-  type ExternalCallContext,
-  type ExternalOutcome,
-  type ExternalTool,
-  type McpServerConfig,
-  type ToolSource,
-  defaultExternalAgents,
-  mcpSourceId,
-  mcpToolName,
-} from '../../core/tools/external.js';
+import type { AgentName } from '../../core/agents/types.js';
+import { type ExternalCallContext, type ExternalOutcome, type ExternalTool, type McpServerConfig, type ToolSource, defaultExternalAgents } from '../../core/tools/external/types.js';
+import { mcpSourceId, mcpToolName } from '../../core/tools/external/names.js';
 
 export interface McpToolsOptions {
   /** Milliseconds for connecting and listing all pages; the inference step waits this long at most. @default 10000 */

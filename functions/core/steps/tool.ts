@@ -1,44 +1,15 @@
 /** The tool step of the agent loop: run one call of a stored assistant message, store its result; idempotent under retry (invariant 3, docs/ARCHITECTURE.md). */
-import * as z from 'zod';
-import { agentProfile } from '../agents.js';
-import { type Approval, type ApprovalStore, approvedResult, denialMessage, settleApproval } from '../approvals.js';
-import { type ConversationStore, loadCall } from '../conversation.js';
-import { StepStateInvalid } from '../errors.js';
-import { type ToolResultBlock, toolResult } from '../messages.js';
-import { AgentName } from '../names.js';
-import type { ExternalTools } from '../tools/external.js';
-import { type PlanStore, type ToolLimits, type ToolRegistry, defaultToolLimits } from '../tools/registry.js';
-import type { Workspace } from '../workspace.js';
-
-export const ToolInput = z.object({
-  runId: z.string().min(1),
-  agent: AgentName,
-  conversationId: z.string().min(1).optional(),
-  seq: z.number().int().nonnegative(),
-  toolUseId: z.string().min(1),
-  /** The call was gated: run it only if its approval says so. */
-  needsApproval: z.boolean().optional(),
-});
-export type ToolInput = z.infer<typeof ToolInput>;
-
-export const ToolStepResult = z.object({ toolUseId: z.string(), isError: z.boolean() });
-export type ToolStepResult = z.infer<typeof ToolStepResult>;
-
-export interface ToolDeps {
-  conversations: ConversationStore;
-  workspaceFor(runId: string): Workspace;
-  /** Where `finish_plan` stores a plan; the run store in practice. */
-  plans?: PlanStore;
-  tools?: (agent: AgentName) => ToolRegistry;
-  limits?: ToolLimits;
-  /** The most characters of one tool output the model sees; longer output is cut with a note. */
-  maxResultChars?: number;
-  /** The decisions on gated calls. */
-  approvals?: Pick<ApprovalStore, 'get' | 'decide'>;
-  /** MCP and Lambda tools, as the run's stored catalog lists them; none when absent. */
-  externalTools?: Pick<ExternalTools, 'stored' | 'call'>;
-  clock?: () => Date;
-}
+import { agentProfile } from '../agents/profiles.js';
+import { type Approval } from '../approvals/types.js';
+import { approvedResult, denialMessage, settleApproval } from '../approvals/gate.js';
+import { loadCall } from '../conversation/conversation.js';
+import { StepStateInvalid } from '../errors/errors.js';
+import { type ToolResultBlock, toolResult } from '../model/messages.js';
+import type { AgentName } from '../agents/types.js';
+import { defaultToolLimits } from '../tools/registry.js';
+import type { ToolInput } from './types.js';
+import type { ToolStepResult } from './types.js';
+import type { ToolDeps } from './types.js';
 
 export const defaultMaxResultChars = 30_000;
 

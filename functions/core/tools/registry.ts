@@ -1,49 +1,17 @@
 /**
- * Tools: a name, a description, a zod input schema and a `run`. The JSON Schema the model sees
- * is derived from the zod schema, so the two cannot disagree (habit 2, docs/ARCHITECTURE.md).
+ * The tools of an agent: each one's JSON Schema derived from its zod schema, so the two cannot
+ * disagree (habit 2, docs/ARCHITECTURE.md), and calls run with tool failures turned into data
+ * (invariant 5).
  */
 import * as z from 'zod';
-import { InfrastructureError, messageOf } from '../errors.js';
-import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../messages.js';
-import type { ToolSpec } from '../model.js';
-import type { Plan } from '../plan.js';
-import type { Workspace } from '../workspace.js';
-
-/** Where the Architect's plan is kept. */
-export interface PlanStore {
-  savePlan(runId: string, plan: Plan): Promise<void>;
-}
-
-/** What a tool may use while it runs. */
-export interface ToolContext {
-  runId: string;
-  /** The call being run: the same on every retry of its step, so a tool can recognize its own earlier write. */
-  toolUseId?: string;
-  workspace: Workspace;
-  limits: ToolLimits;
-  plans?: PlanStore;
-}
-
-export interface ToolLimits {
-  /** Largest file a tool may write or read whole, in bytes. */
-  maxFileBytes: number;
-  /** Most entries `list_files` returns. */
-  maxListEntries: number;
-}
+import { InfrastructureError, messageOf } from '../errors/errors.js';
+import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../model/messages.js';
+import type { ToolSpec } from '../model/types.js';
+import type { Tool } from './types.js';
+import type { ToolContext } from './types.js';
+import type { ToolLimits } from './types.js';
 
 export const defaultToolLimits: ToolLimits = { maxFileBytes: 10 * 1024 * 1024, maxListEntries: 1000 };
-
-/** A failure the model caused and can correct; becomes an `is_error` result with this message. */
-export class ToolFailure extends Error {
-  override readonly name = 'ToolFailure';
-}
-
-export interface Tool<Schema extends z.ZodType = z.ZodType> {
-  name: string;
-  description: string;
-  input: Schema;
-  run(input: z.infer<Schema>, ctx: ToolContext): Promise<string>;
-}
 
 /** Declares a tool with its input type inferred from the schema. */
 export function defineTool<Schema extends z.ZodType>(tool: Tool<Schema>): Tool<Schema> {

@@ -1,0 +1,68 @@
+/**
+ * The caller of a request or an event, read from what vouches for it: a JWT's claims, an IAM
+ * principal's ARN, an event's source.
+ */
+import { Caller } from './types.js';
+import { Forbidden } from './types.js';
+import type { Owner } from './types.js';
+import { Scope } from './types.js';
+import { Unauthenticated } from './types.js';
+import { globMatches } from './access.js';
+import type { ClaimSettings } from './types.js';
+import type { IamSettings } from './types.js';
+
+/** The scopes of a token as Stepwise names them: `stepwise/approve`, `stepwise/admin`. */
+export const scopePrefix = 'stepwise/';
+
+/**
+ * The caller a verified JWT names: `iss` and `sub` make the principal, the tenant comes from the
+ * deployment's tenant claim, the roles from `scope` (space-separated) or `scp` (a list). The one
+ * path for tokens checked by API Gateway's JWT authorizer and by the local server.
+ */
+export function callerFromClaims(claims: Record<string, unknown>, settings: ClaimSettings = {}): Caller {
+  const iss = typeof claims.iss === 'string' ? claims.iss : '';
+  const sub = typeof claims.sub === 'string' ? claims.sub : '';
+  if (!iss || !sub) throw new Unauthenticated('The token names no issuer (iss) or subject (sub).');
+  const tenantValue = settings.tenantClaim ? claims[settings.tenantClaim] : undefined;
+  const tenant = typeof tenantValue === 'string' && tenantValue.length > 0 ? tenantValue : undefined;
+  if (settings.tenantClaim && tenantValue !== undefined && tenant === undefined) {
+    throw new Unauthenticated(`The token's ${settings.tenantClaim} claim is not a tenant name.`);
+  }
+  const granted = [...listOf(claims.scope), ...listOf(claims.scp)];
+  const scopes = Scope.options.filter((scope) => granted.includes(`${scopePrefix}${scope}`));
+  return Caller.parse({ principal: `${iss}#${sub}`, ...(tenant ? { tenant } : {}), scopes });
+}
+
+/** A claim holding scopes: a space-separated string, or a list of strings. */
+function listOf(value: unknown): string[] {
+  if (typeof value === 'string') return value.split(' ').filter(Boolean);
+  if (Array.isArray(value)) return value.filter((v): v is string => typeof v === 'string');
+  return [];
+}
+
+/** The caller of an IAM-signed request: its ARN, with the roles the deployment's ARN patterns give it. */
+export function callerFromIam(arn: string, settings: IamSettings = {}): Caller {
+  const matches = (patterns: readonly string[] = []) => patterns.some((pattern) => globMatches(pattern, arn));
+  const scopes: Scope[] = [];
+  if (matches(settings.reviewerArns)) scopes.push('approve');
+  if (matches(settings.adminArns)) scopes.push('admin');
+  return { principal: arn, scopes };
+}
+
+/**
+ * The caller of an event: its source in its account, with no roles. A source the deployment
+ * trusts may start a run on behalf of another caller (`onBehalfOf`), who then owns it.
+ */
+export function callerFromEvent(
+  event: { account: string; source: string },
+  onBehalfOf: Owner | undefined,
+  trustedSources: readonly string[] = [],
+): Caller {
+  if (onBehalfOf) {
+    if (!trustedSources.includes(event.source)) {
+      throw new Forbidden(`Source ${event.source} is not trusted to start runs on behalf of another caller.`);
+    }
+    return { ...onBehalfOf, scopes: [] };
+  }
+  return { principal: `event:${event.account}:${event.source}`, scopes: [] };
+}

@@ -1,0 +1,129 @@
+/**
+ * Intake's ports, options and errors.
+ */
+import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
+import { type Caller } from '../callers/types.js';
+import { StepwiseError } from '../errors/errors.js';
+import type { ForkedFrom, Run, RunStore } from '../runs/types.js';
+import { type ExternalToolNames } from '../tools/external/types.js';
+
+export const maxGoalChars = 100_000;
+
+export const defaultMaxIterations = 25;
+
+/** What a deployment lets a run request name, beyond the fields' own rules: its models and its external tools. */
+export type RunRequestRules = Pick<IntakeDeps, 'allowedModels' | 'externalToolNames'>;
+
+/** What the orchestrator is started with: ids and limits only. */
+export interface OrchestratorInput {
+  runId: string;
+  mode: Run['mode'];
+  conversationId: string;
+  maxIterations: number;
+  /** The model the run asked for; empty for the deployment's default. */
+  model: string;
+}
+
+/** Starts and stops a run's orchestrator; starting the same run twice starts it once. */
+export interface RunStarter {
+  start(input: OrchestratorInput): Promise<void>;
+  /** Stops the run's executions, nested ones included. */
+  stop(runId: string, reason: string): Promise<void>;
+  /**
+   * Has the orchestrator announce that the run was cancelled (`Stepwise Run Cancelled`), once
+   * however often it is asked: a stopped execution announces nothing itself.
+   */
+  announceCancelled(runId: string): Promise<void>;
+}
+
+/** Remembers which run an `Idempotency-Key` started, and with which body, for a while. */
+export interface IdempotencyStore {
+  /** The run an unexpired key started and the hash of its body. */
+  get(key: string, now: Date): Promise<{ runId: string; bodyHash: string } | undefined>;
+  /** Records the key unless an unexpired record exists; returns the record that stands. */
+  claim(key: string, record: { runId: string; bodyHash: string }, now: Date): Promise<{ runId: string; bodyHash: string }>;
+}
+
+/** One running run per session. */
+export interface SessionLocks {
+  /**
+   * Makes `runId` the session's run unless another run holds it and still runs; returns the run
+   * that holds the session afterwards. `isRunning` is `undefined` for a run with no record yet
+   * (its intake is still under way): the lock then stands for a grace period.
+   */
+  acquire(sessionId: string, runId: string, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<string>;
+  /** Frees the session if `runId` still holds it; nothing otherwise (another run took it over). */
+  release(sessionId: string, runId: string): Promise<void>;
+}
+
+export interface IntakeDeps {
+  runs: RunStore;
+  starter: RunStarter;
+  newId: () => string;
+  clock?: () => Date;
+  idempotency?: IdempotencyStore;
+  sessions?: SessionLocks;
+  /** Tools that need a reviewer's approval in every run of this deployment; a run may add more. */
+  approvalTools?: readonly string[];
+  /** The deployment's MCP servers and Lambda tools, which approval policies may name besides the built-in tools; none when absent. */
+  externalToolNames?: ExternalToolNames;
+  /** The models a run may ask for; any when absent. Checked where bodies are validated. */
+  allowedModels?: readonly string[];
+  /** The most runs one principal may have running at once; no limit when absent. */
+  maxRunningRuns?: number;
+  /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`). */
+  trustedSources?: readonly string[];
+  /** The default budget of a run and the daily limit per caller; none when absent. */
+  budgets?: BudgetSettings;
+  /** What each caller's runs cost per day, for the daily limit (needed when `budgets.dailyMaxUsd` is set). */
+  spend?: Pick<SpendStore, 'spentOn'>;
+  /**
+   * Told of each run this intake created, once per run: a repeated request (idempotency key,
+   * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
+   */
+  onCreated?: (run: Run) => void;
+}
+
+/** The same `Idempotency-Key` was sent with another body. */
+export class IdempotencyConflict extends StepwiseError {
+  override readonly name = 'IdempotencyConflict';
+}
+
+/** Another run of the session is still running. */
+export class SessionBusy extends StepwiseError {
+  override readonly name = 'SessionBusy';
+}
+
+export interface CreateRunOptions {
+  /** Who starts the run: its owner. */
+  caller: Caller;
+  /** A client-chosen run id (events): starting it twice starts it once. */
+  runId?: string;
+  idempotencyKey?: string;
+  /** The run is a fork of another (`core/fork/fork.ts`). */
+  fork?: RunFork;
+}
+
+/** What makes a run a fork: where it comes from, and the copy made before its record exists. */
+export interface RunFork {
+  from: ForkedFrom;
+  /** Stands for the request in the idempotency check: the fork request, not the body derived from it. */
+  requestHash: string;
+  /**
+   * Copies the source's conversation and workspace to the new run. Repeatable (a repeated request
+   * completes a copy a crash cut short); never run once the fork's record exists.
+   */
+  copy(runId: string): Promise<void>;
+}
+
+/** A client-chosen run id that another caller's run already has. */
+export class RunIdTaken extends StepwiseError {
+  override readonly name = 'RunIdTaken';
+}
+
+/** Where events that fail validation go, with the reason (invariant 10, docs/ARCHITECTURE.md). */
+export interface DeadLetters {
+  send(letter: { reason: string; issues: { path: string; message: string }[]; event: unknown }): Promise<void>;
+}
+
+export type IntakeOutcome = { accepted: true; runId: string } | { accepted: false; reason: string };

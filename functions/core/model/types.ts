@@ -1,0 +1,136 @@
+/**
+ * The model port: one call in, one complete assistant message out; optionally, the content
+ * generated so far while the model generates (`onProgress`, for live text). Its errors are named
+ * for the state machine's `Retry`/`Catch`.
+ */
+import * as z from 'zod';
+import { InfrastructureError, StepwiseError } from '../errors/errors.js';
+import type { ContentBlock, Message, StopReason, Usage } from './messages.js';
+
+/** A tool as the model sees it. */
+export interface ToolSpec {
+  name: string;
+  description: string;
+  inputSchema: Record<string, unknown>;
+}
+
+/**
+ * One content block of an answer being generated, as far as it has come. Only the blocks a
+ * watcher is shown: text, and the calls of client tools with their input's JSON text so far.
+ * `block` is the block's index in the assistant message (thinking and other blocks keep their
+ * places but are not listed).
+ */
+export type PartialBlock =
+  | { block: number; type: 'text'; text: string }
+  | { block: number; type: 'tool_use'; id: string; name: string; partialJson: string };
+
+/** The answer generated so far, in block order: each listed block's content from its start. */
+export type PartialContent = PartialBlock[];
+
+export interface ModelRequest {
+  model: string;
+  system: string;
+  tools: ToolSpec[];
+  messages: Message[];
+  maxTokens: number;
+  signal?: AbortSignal;
+  /**
+   * Called as the answer is generated, with everything generated so far (never less than the
+   * call before). A provider that asks for a streamed answer only when this is given still
+   * returns the complete message from `generate`, exactly as without it.
+   */
+  onProgress?: (partial: PartialContent) => void;
+}
+
+export interface ModelResponse {
+  message: { role: 'assistant'; content: ContentBlock[] };
+  stopReason: StopReason;
+  usage: Usage;
+  /** The model that answered, as the provider reports it. */
+  model: string;
+}
+
+/** Calls a language model once. Implementations map provider failures to the errors below. */
+export interface ModelProvider {
+  generate(request: ModelRequest): Promise<ModelResponse>;
+}
+
+/** 429: slow down; retried by the state machine with backoff. */
+export class ModelThrottled extends InfrastructureError {
+  override readonly name = 'ModelThrottled';
+  override readonly transient = true;
+  constructor(
+    message: string,
+    readonly retryAfterSeconds?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** 529: the provider is overloaded; retried. */
+export class ModelOverloaded extends InfrastructureError {
+  override readonly name = 'ModelOverloaded';
+  override readonly transient = true;
+}
+
+/** 5xx, timeouts and dropped connections; retried. */
+export class ModelUnavailable extends InfrastructureError {
+  override readonly name = 'ModelUnavailable';
+  override readonly transient = true;
+}
+
+/** 400/401/403/404 and other client errors: retrying cannot help. */
+export class ModelRequestInvalid extends StepwiseError {
+  override readonly name = 'ModelRequestInvalid';
+  constructor(
+    message: string,
+    readonly status?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/**
+ * The deployment may not use the model (Bedrock: no IAM grant, or model access not enabled in
+ * the account). Retrying cannot help; the message names the model and what to enable.
+ */
+export class ModelAccessDenied extends StepwiseError {
+  override readonly name = 'ModelAccessDenied';
+  readonly status = 403;
+}
+
+/**
+ * The model answered with no content at all. Nothing is stored (an empty assistant message
+ * would make every later request invalid); the step is retried like a transient fault.
+ */
+export class ModelResponseEmpty extends InfrastructureError {
+  override readonly name = 'ModelResponseEmpty';
+  override readonly transient = true;
+}
+
+/** The conversation no longer fits the model's context window. */
+export class ContextWindowExceeded extends StepwiseError {
+  override readonly name = 'ContextWindowExceeded';
+  constructor(
+    message: string,
+    /** The most prompt tokens the model takes, when the provider said. */
+    readonly limitTokens?: number,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** The provider is not configured (no key, no script): fails the run with a message that says what to set. */
+export class ModelNotConfigured extends StepwiseError {
+  override readonly name = 'ModelNotConfigured';
+}
+
+export const ModelSettings = z.object({
+  model: z.string().min(1),
+  maxTokens: z.number().int().positive(),
+});
+
+export type ModelSettings = z.infer<typeof ModelSettings>;

@@ -1,9 +1,0 @@
-/**
- * The phase of a run each agent works in. The orchestrator records it when the agent starts;
- * a follower that sees an agent's messages before the record's change names the same phase.
- * Type imports only, so the CLI bundle carries no more than this object.
- */
-import type { AgentName } from './names.js';
-import type { Phase } from './runs.js';
-
-export const agentPhases = { single: 'executing', architect: 'planning', coder: 'executing' } as const satisfies Record<AgentName, Phase>;

@@ -1,0 +1,171 @@
+/**
+ * The run record: what `GET /runs/{runId}` shows, and the port that keeps it.
+ */
+import * as z from 'zod';
+import { ApprovalPolicy } from '../approvals/types.js';
+import { Budget } from '../budgets/types.js';
+import { Owner } from '../callers/types.js';
+import { AgentName } from '../agents/types.js';
+import { Usage } from '../model/messages.js';
+import { StepwiseError } from '../errors/errors.js';
+import { Plan } from '../plan/types.js';
+
+export const RunMode = z.enum(['single', 'multi']);
+
+export type RunMode = z.infer<typeof RunMode>;
+
+export const RunStatus = z.enum(['running', 'succeeded', 'failed', 'cancelled']);
+
+export type RunStatus = z.infer<typeof RunStatus>;
+
+export const Phase = z.enum(['idle', 'planning', 'executing', 'complete', 'failed', 'cancelled']);
+
+export type Phase = z.infer<typeof Phase>;
+
+export const RunError = z.object({
+  code: z.string(),
+  message: z.string(),
+  agent: AgentName.optional(),
+});
+
+export type RunError = z.infer<typeof RunError>;
+
+export const RunResult = z.object({
+  response: z.string(),
+  actionsTaken: z.array(z.string()),
+  /** The validated final answer, when the run asked for structured output. */
+  output: z.record(z.string(), z.unknown()).optional(),
+});
+
+export type RunResult = z.infer<typeof RunResult>;
+
+/** Where a forked run came from: the source run, the agent whose conversation it copied, and the message it was cut at. */
+export const ForkedFrom = z
+  .object({ runId: z.string(), agent: AgentName, seq: z.number().int().nonnegative() })
+  .meta({ description: 'The run this one was forked from: its conversation before message `seq` of `agent`, and its workspace.' });
+
+export type ForkedFrom = z.infer<typeof ForkedFrom>;
+
+export const Run = z.object({
+  runId: z.string(),
+  mode: RunMode,
+  goal: z.string(),
+  /** Who started the run; absent only on runs made before runs had owners. */
+  owner: Owner.optional(),
+  sessionId: z.string().optional(),
+  model: z.string().optional(),
+  /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
+  approvals: ApprovalPolicy.optional(),
+  /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
+  forkedFrom: ForkedFrom.optional(),
+  /** What the run may spend: the request's budget, with the deployment's default for what it leaves out. */
+  budget: Budget.optional(),
+  /** The JSON Schema the final answer must match (structured output). */
+  output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
+  status: RunStatus,
+  phase: Phase,
+  currentAgent: AgentName.optional(),
+  plan: Plan.optional(),
+  result: RunResult.optional(),
+  error: RunError.optional(),
+  iterations: z.partialRecord(AgentName, z.number().int().nonnegative()),
+  usage: Usage,
+  /** The same token counts, per agent. */
+  usageByAgent: z.partialRecord(AgentName, Usage).optional(),
+  /**
+   * The model cost so far in USD, from Claude's list prices (`core/model/prices.ts`); calls to a model
+   * without a known price add nothing.
+   */
+  estimatedCostUsd: z.number().nonnegative().optional(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+});
+
+export type Run = z.infer<typeof Run>;
+
+/** What one inference step adds to its run. */
+export interface StepOutcome {
+  usage: Usage;
+  /** The step's estimated model cost in USD, when the model's price is known. */
+  costUsd?: number;
+  /** The run's result, when this step finished the agent that answers the run. */
+  result?: RunResult;
+  /**
+   * Which model call of the step this is: a step that compacts the conversation makes a summary
+   * call before its answer, counted apart (and first) so a budget can stop the run between them.
+   * @default 'answer'
+   */
+  call?: 'answer' | 'summary';
+}
+
+/** What a run has spent so far, in total. */
+export type RunTotals = Pick<Run, 'usage'> & { estimatedCostUsd: number };
+
+/** Durable run records. */
+export interface RunStore {
+  get(runId: string): Promise<Run | undefined>;
+  /** Creates the record unless a run with that id exists; `false` when it did. */
+  create(run: Run): Promise<boolean>;
+  /**
+   * Adds one inference step's usage, cost and iteration count, once per (agent, iteration, call)
+   * however often it is called, so a retried step is not counted twice. Answers the run's totals
+   * after the addition, or `undefined` when there was none (counted already, or no such run).
+   */
+  recordStep(runId: string, agent: AgentName, iteration: number, outcome: StepOutcome): Promise<RunTotals | undefined>;
+  /** Stores the Architect's plan on the run. */
+  savePlan(runId: string, plan: Plan): Promise<void>;
+  /** One page of runs, newest first: an owner's, or all of a tenant's. */
+  list(query: RunQuery): Promise<RunPage>;
+  /** How many runs of the owner are running now (a quota's count; it may lag a moment). */
+  countRunning(owner: Owner): Promise<number>;
+  /** Marks a running run cancelled; `false` when it was not running. */
+  cancel(runId: string): Promise<boolean>;
+  /**
+   * Marks a run that is still running failed with `error` (the agent at work, if any, is kept in
+   * it); `false`, changing nothing, when the run had ended.
+   */
+  failIfRunning(runId: string, error: RunError): Promise<boolean>;
+  /** Marks the run finished. */
+  finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
+}
+
+/** The longest goal a run listing shows. */
+export const summaryGoalChars = 200;
+
+/** A run as `GET /runs` lists it. */
+export const RunSummary = Run.pick({
+  runId: true,
+  mode: true,
+  status: true,
+  phase: true,
+  createdAt: true,
+  updatedAt: true,
+}).extend({
+  goal: z.string().max(summaryGoalChars),
+  estimatedCostUsd: z.number().nonnegative(),
+  /** The tool calls waiting for a reviewer. */
+  waitingFor: z.number().int().nonnegative(),
+});
+
+export type RunSummary = z.infer<typeof RunSummary>;
+
+/** Which runs to list. */
+export interface RunQuery {
+  /** Whose runs: one owner's, or (`tenant`) every run of the owner's tenant. */
+  scope: { owner: Owner } | { tenant: string | undefined };
+  status?: RunStatus;
+  limit: number;
+  /** Where the previous page ended (opaque). */
+  cursor?: string;
+}
+
+/** One page of a listing; `waitingFor` is counted by the caller. */
+export interface RunPage {
+  items: (Omit<RunSummary, 'waitingFor'> & Pick<Run, 'approvals' | 'owner'>)[];
+  nextCursor?: string;
+}
+
+/** A listing's cursor that no earlier page of it returned (400). */
+export class InvalidCursor extends StepwiseError {
+  override readonly name = 'InvalidCursor';
+}

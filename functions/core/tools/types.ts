@@ -1,0 +1,40 @@
+/**
+ * Tools: a name, a description, a zod input schema and a `run`; what a tool may use while it runs.
+ */
+import type * as z from 'zod';
+import type { Plan } from '../plan/types.js';
+import type { Workspace } from '../workspace/types.js';
+
+/** Where the Architect's plan is kept. */
+export interface PlanStore {
+  savePlan(runId: string, plan: Plan): Promise<void>;
+}
+
+/** What a tool may use while it runs. */
+export interface ToolContext {
+  runId: string;
+  /** The call being run: the same on every retry of its step, so a tool can recognize its own earlier write. */
+  toolUseId?: string;
+  workspace: Workspace;
+  limits: ToolLimits;
+  plans?: PlanStore;
+}
+
+export interface ToolLimits {
+  /** Largest file a tool may write or read whole, in bytes. */
+  maxFileBytes: number;
+  /** Most entries `list_files` returns. */
+  maxListEntries: number;
+}
+
+/** A failure the model caused and can correct; becomes an `is_error` result with this message. */
+export class ToolFailure extends Error {
+  override readonly name = 'ToolFailure';
+}
+
+export interface Tool<Schema extends z.ZodType = z.ZodType> {
+  name: string;
+  description: string;
+  input: Schema;
+  run(input: z.infer<Schema>, ctx: ToolContext): Promise<string>;
+}
