@@ -12,24 +12,14 @@ import {
   PutItemCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import type { RunOptions } from 'aws-local-stepfunctions';
 import type { LocalStateMachine } from '../definitions.js';
 import { TaskError, failureOf } from './errors.js';
 import type { LocalEventBus, PutEventsEntry } from './event-bus.js';
-import type { LocalExecution } from './executions.js';
+import type { Bindings, LocalExecution, TaskHandlers } from './types.js';
 import type { TaskTokens } from './task-tokens.js';
 
 /** A Lambda handler as the runtime calls it. */
 export type LocalHandler = (event: unknown) => Promise<unknown>;
-
-type TaskHandlers = NonNullable<NonNullable<RunOptions['overrides']>['taskResourceLocalHandlers']>;
-
-/** The local handler of every Task of one state machine, by state name, as the interpreter takes them. */
-export interface Bindings {
-  handlers: TaskHandlers;
-  /** The states with a `Retry`, whose waits tests may shorten. */
-  retryable: string[];
-}
 
 /** What the bindings call. */
 export interface BindingTargets {

@@ -9,30 +9,9 @@ import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine, type StateM
 import type { LocalStateMachine } from '../definitions.js';
 import { localAccount } from '../definitions.js';
 import { localRegion } from '../stand-ins/emulators.js';
-import type { Bindings } from './bindings.js';
+import type { Bindings, LocalExecution } from './types.js';
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidName, StateMachineDoesNotExist, failureOf } from './errors.js';
 import type { TaskTokens } from './task-tokens.js';
-
-export type ExecutionStatus = 'RUNNING' | 'SUCCEEDED' | 'FAILED' | 'ABORTED' | 'TIMED_OUT';
-
-export interface LocalExecution {
-  executionArn: string;
-  stateMachineArn: string;
-  name: string;
-  input: string;
-  status: ExecutionStatus;
-  output?: string;
-  error?: string;
-  cause?: string;
-  startDate: Date;
-  stopDate?: Date;
-  /** The largest state input or output seen, in bytes (see docs/ARCHITECTURE.md, payload size). */
-  maxPayloadBytes: number;
-  /** State transitions so far. */
-  transitions: number;
-  /** The names of the top-level states entered, in order. */
-  trail: string[];
-}
 
 export interface ExecutionsOptions {
   stateMachines: LocalStateMachine[];

@@ -10,12 +10,13 @@ import { executionStatusChangeDetailType, executionStatusChangeSource } from '..
 import type { LocalFunction, LocalStateMachine } from '../definitions.js';
 import { type LocalHandler, bindTasks } from './bindings.js';
 import { type LocalEvent, LocalEventBus, type PutEventsEntry } from './event-bus.js';
-import { Executions, type LocalExecution } from './executions.js';
+import { Executions } from './executions.js';
+import type { LocalExecution } from './types.js';
 import { TaskTokens } from './task-tokens.js';
 
 export type { LocalHandler } from './bindings.js';
 export type { LocalEvent, PutEventsEntry } from './event-bus.js';
-export type { ExecutionStatus, LocalExecution } from './executions.js';
+export type { ExecutionStatus, LocalExecution } from './types.js';
 export {
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Conversation, StoredMessage } from '../../functions/core/conversation/types.js';
 import { NotFound, StepStateInvalid } from '../../functions/core/errors/errors.js';
 import { ModelResponseEmpty } from '../../functions/core/model/types.js';
-import { describeCall, resultLimits, runResult } from '../../functions/core/runs/result.js';
+import { describeCall, resultLimits, runResult } from '../../functions/core/result/result.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { memoryCore, say, use } from '../support/agents.js';

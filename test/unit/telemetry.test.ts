@@ -6,7 +6,7 @@ import { afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vite
 import type { ModelProvider } from '../../functions/core/model/types.js';
 import type { RunStarter } from '../../functions/core/intake/types.js';
 import type { Run } from '../../functions/core/runs/types.js';
-import type { ToolDeps } from '../../functions/core/steps/types.js';
+import type { ToolDeps } from '../../functions/core/steps/hooks.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { newRun } from '../support/memory.js';
 

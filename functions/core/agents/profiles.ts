@@ -90,3 +90,8 @@ export function openingMessage(run: Pick<Run, 'goal' | 'plan'>, agent: AgentName
     ),
   ];
 }
+
+/** Whether an agent's final answer is the run's (the Architect only plans). */
+export function answersRun(agent: AgentName): boolean {
+  return agent !== 'architect';
+}

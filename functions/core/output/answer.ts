@@ -11,7 +11,6 @@ import * as z from 'zod';
 import { describeErrors, validatorOf } from '../tools/json-schema.js';
 import type { ToolSpec } from '../model/types.js';
 import { type ToolUseBlock, toolResult } from '../model/messages.js';
-import type { AgentName } from '../agents/types.js';
 import { finalAnswerTool } from './types.js';
 import { outputLimits } from './types.js';
 import type { AnswerCheck } from './types.js';
@@ -46,11 +45,6 @@ export const OutputRequest = z
   .meta({ id: 'OutputRequest', description: 'Ask for the final answer as JSON: the run succeeds only with an answer that validates, in `result.output`.' });
 
 export type OutputRequest = z.infer<typeof OutputRequest>;
-
-/** Whether an agent's final answer is the run's (the Architect only plans). */
-export function answersRun(agent: AgentName): boolean {
-  return agent !== 'architect';
-}
 
 /** The `final_answer` tool for a run's schema (its `$schema` left out, as for the built-in tools). */
 export function finalAnswerSpec(schema: Record<string, unknown>): ToolSpec {

@@ -2,13 +2,7 @@
  * What a step needs of its run record besides the conversation, read once per warm function
  * when it cannot change.
  */
-import type { Run, RunStore } from './types.js';
-import type { InferenceDeps } from '../steps/types.js';
-
-// Budgets and structured output (docs/ARCHITECTURE.md, "Budgets", "Structured output").
-
-/** What a step needs of its run record besides the conversation. */
-export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd'>;
+import type { Run, RunControls, RunStore } from './types.js';
 
 /** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
 const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
@@ -18,7 +12,7 @@ const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
  * run without a budget once; a run with one is read on every step, for what it has spent. The
  * record itself too, when it was read (an agent's first step opens with its goal or plan).
  */
-export async function runControls(runId: string, deps: InferenceDeps): Promise<{ controls?: RunControls; record?: Run }> {
+export async function runControls(runId: string, deps: { runs: RunStore }): Promise<{ controls?: RunControls; record?: Run }> {
   let known = knownRuns.get(deps.runs);
   if (!known) knownRuns.set(deps.runs, (known = new Map()));
   const cached = known.get(runId);

@@ -83,6 +83,9 @@ export const Run = z.object({
 
 export type Run = z.infer<typeof Run>;
 
+/** What a step needs of its run record besides the conversation (docs/ARCHITECTURE.md, "Budgets", "Structured output"). */
+export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd'>;
+
 /** What one inference step adds to its run. */
 export interface StepOutcome {
   usage: Usage;

@@ -3,20 +3,8 @@
  * ids and a few numbers (invariant 1, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
-import { type ContextPolicy } from '../compaction/types.js';
-import { type AgentProfile } from '../agents/types.js';
-import { type ApprovalStore } from '../approvals/types.js';
-import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
-import { type ConversationStore } from '../conversation/types.js';
-import { type LivePolicy, type LiveText } from '../live/types.js';
 import { StopReason } from '../model/messages.js';
-import { type ModelProvider, type ModelSettings } from '../model/types.js';
 import { AgentName } from '../agents/types.js';
-import type { RunStore } from '../runs/types.js';
-import { type ExternalTools } from '../tools/external/external-tools.js';
-import { type PlanStore, type ToolLimits } from '../tools/types.js';
-import { type ToolRegistry } from '../tools/registry.js';
-import type { Workspace } from '../workspace/types.js';
 
 export const InferenceInput = z.object({
   runId: z.string().min(1),
@@ -77,29 +65,6 @@ export interface LoopBound {
   next: number;
 }
 
-export interface InferenceDeps {
-  conversations: ConversationStore;
-  runs: RunStore;
-  model: ModelProvider;
-  settings: ModelSettings;
-  profile?: (agent: AgentName) => AgentProfile;
-  /** When to compact the conversation; Claude's 200K window by default. */
-  context?: ContextPolicy;
-  /** Which tools need approval in a run; none when absent. */
-  approvals?: Pick<ApprovalStore, 'toolsFor'>;
-  /** MCP and Lambda tools, listed once per run; none when absent. */
-  externalTools?: Pick<ExternalTools, 'forRun'>;
-  /** The daily limit per caller; none when absent. A run's own budget is on its record. */
-  budgets?: Pick<BudgetSettings, 'dailyMaxUsd'>;
-  /** What each caller's runs cost per day (needed for the daily limit). */
-  spend?: SpendStore;
-  clock?: () => Date;
-  /** Where the answer is written while the model generates it; no live text when absent. */
-  liveText?: LiveText;
-  /** Pacing of live text and where its failures are logged; `defaultLivePolicy` when absent. */
-  livePolicy?: Partial<LivePolicy>;
-}
-
 export const ToolInput = z.object({
   runId: z.string().min(1),
   agent: AgentName,
@@ -116,18 +81,3 @@ export const ToolStepResult = z.object({ toolUseId: z.string(), isError: z.boole
 
 export type ToolStepResult = z.infer<typeof ToolStepResult>;
 
-export interface ToolDeps {
-  conversations: ConversationStore;
-  workspaceFor(runId: string): Workspace;
-  /** Where `finish_plan` stores a plan; the run store in practice. */
-  plans?: PlanStore;
-  tools?: (agent: AgentName) => ToolRegistry;
-  limits?: ToolLimits;
-  /** The most characters of one tool output the model sees; longer output is cut with a note. */
-  maxResultChars?: number;
-  /** The decisions on gated calls. */
-  approvals?: Pick<ApprovalStore, 'get' | 'decide'>;
-  /** MCP and Lambda tools, as the run's stored catalog lists them; none when absent. */
-  externalTools?: Pick<ExternalTools, 'stored' | 'call'>;
-  clock?: () => Date;
-}

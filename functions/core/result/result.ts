@@ -4,7 +4,7 @@
 import { type Conversation, type StoredMessage } from '../conversation/types.js';
 import { callKey } from '../conversation/conversation.js';
 import { type ToolUseBlock, textOf, toolUses } from '../model/messages.js';
-import type { RunResult } from './types.js';
+import type { RunResult } from '../runs/types.js';
 
 /** Bounds that keep the run record far from DynamoDB's 400 KB item limit (invariant 2, docs/ARCHITECTURE.md). */
 export const resultLimits = { actions: 300, responseChars: 50_000 };

@@ -1,27 +1,20 @@
 /**
- * Budgets at the inference step: checked before each model call and after each call is counted.
+ * Budgets at the inference step (docs/ARCHITECTURE.md, "Budgets"): checked before the step's first
+ * model call and after each call is counted, so a run stops at the exact call that spends it.
  */
-import { BudgetExceeded } from './types.js';
-import { dailyBudgetSpent, dayOf, notRunForBudget, runBudgetSpent } from './limits.js';
-import { type Compaction, type StoredMessage } from '../conversation/types.js';
-import { conversationIdOf } from '../conversation/conversation.js';
 import { toolResult, toolUses } from '../model/messages.js';
-import { estimateCost } from '../model/prices.js';
-import type { RunTotals } from '../runs/types.js';
-import type { InferenceInput } from '../steps/types.js';
-import type { InferenceDeps } from '../steps/types.js';
-import type { RunControls } from '../runs/controls.js';
+import type { RunControls, RunTotals } from '../runs/types.js';
+import type { InferenceFeature, InferenceStep } from '../steps/hooks.js';
+import type { StoredMessage } from '../conversation/types.js';
+import { dailyBudgetSpent, dayOf, notRunForBudget, runBudgetSpent } from './limits.js';
+import { BudgetExceeded } from './types.js';
 
-/** Counts a summary call of this step (once, however often this runs), then stops the run if that spent its budget. */
-export async function countSummary(summary: Compaction, input: InferenceInput, deps: InferenceDeps, run: RunControls | undefined): Promise<void> {
-  const costUsd = estimateCost(summary.model, summary.usage);
-  const totals = await deps.runs.recordStep(input.runId, input.agent, input.iteration, {
-    usage: summary.usage,
-    ...(costUsd !== undefined ? { costUsd } : {}),
-    call: 'summary',
-  });
-  await stopIfSpent(run, input, deps, totals ?? 'read');
-}
+/** Stops a run whose budget, or whose owner's daily budget, is spent. */
+export const budgetsFeature: InferenceFeature = {
+  name: 'budgets',
+  beforeModel: (call) => stopIfSpent(call, 'before'),
+  afterCount: (counted) => stopIfSpent(counted, counted.totals ?? 'read', counted.turn),
+};
 
 /**
  * Ends the run with `BudgetExceeded` once its budget, or its owner's daily budget, is spent:
@@ -31,13 +24,8 @@ export async function countSummary(summary: Compaction, input: InferenceInput, d
  * first. The calls of `turn`, the turn that crossed the budget, are answered as not run, so none
  * of them runs and the conversation stays whole.
  */
-export async function stopIfSpent(
-  run: RunControls | undefined,
-  input: InferenceInput,
-  deps: InferenceDeps,
-  spent: 'before' | 'read' | RunTotals,
-  turn?: StoredMessage,
-): Promise<void> {
+async function stopIfSpent(step: InferenceStep, spent: 'before' | 'read' | RunTotals, turn?: StoredMessage): Promise<void> {
+  const { run, deps, conversationId } = step;
   const daily = deps.budgets?.dailyMaxUsd !== undefined && deps.spend !== undefined && run?.owner !== undefined;
   if (!run || (!run.budget && !daily)) return;
   const counted = spent !== 'before';
@@ -53,7 +41,6 @@ export async function stopIfSpent(
   }
   if (!reason) return;
   if (turn) {
-    const conversationId = input.conversationId ?? conversationIdOf(input.runId, input.agent);
     const note = notRunForBudget(reason);
     for (const [index, call] of toolUses(turn).entries()) {
       await deps.conversations.putResult(conversationId, turn.seq, index, toolResult(call.id, note, true), { ran: false });

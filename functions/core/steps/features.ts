@@ -1,0 +1,30 @@
+/**
+ * The features of the two steps, in the order their hooks run at each point (habit 16,
+ * docs/ARCHITECTURE.md "The step pipeline"). The order is part of the behaviour: the run's tools are
+ * listed before the policy naming them is checked, the budget is checked before compaction makes a
+ * summary call, compaction retries around live text (each retried call writes its own attempt), and
+ * a reviewer's note is added to a result before its size is capped.
+ */
+import { approvalsFeature, approvalsToolFeature } from '../approvals/feature.js';
+import { budgetsFeature } from '../budgets/feature.js';
+import { compactionFeature } from '../compaction/feature.js';
+import { liveFeature } from '../live/feature.js';
+import { outputFeature } from '../output/feature.js';
+import { resultFeature } from '../result/feature.js';
+import { externalToolsFeature } from '../tools/external/feature.js';
+import { resultSizeFeature } from '../tools/feature.js';
+import type { InferenceFeature, ToolFeature } from './hooks.js';
+
+/** The inference step's features. */
+export const inferenceFeatures: readonly InferenceFeature[] = [
+  externalToolsFeature,
+  approvalsFeature,
+  outputFeature,
+  budgetsFeature,
+  compactionFeature,
+  liveFeature,
+  resultFeature,
+];
+
+/** The tool step's features. */
+export const toolFeatures: readonly ToolFeature[] = [approvalsToolFeature, resultSizeFeature];
