@@ -7,17 +7,14 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { approvalRequestedDetailType, eventSource } from '../functions/core/runs/events.js';
-import * as awsErrors from '../functions/adapters/aws/errors.js';
-import { transientErrorNames } from '../functions/core/errors/errors.js';
-import * as model from '../functions/core/model/types.js';
-import * as externalTools from '../functions/core/tools/external/types.js';
-import * as workspace from '../functions/core/workspace/types.js';
+import { transientErrorNames } from '../functions/core/errors/table.js';
 
 /**
  * Errors a step throws that are worth retrying: the model's, the stores' and external tools'
- * transient faults, read from the classes these modules mark `transient`.
+ * transient faults, as the error table marks them. `OrchestratorUnavailable` is left out: only
+ * the API and the intake start executions, and their callers repeat the request.
  */
-export const transientStepErrors = transientErrorNames(model, awsErrors, workspace, externalTools);
+export const transientStepErrors = transientErrorNames().filter((name) => name !== 'OrchestratorUnavailable');
 
 /** Lambda's own transient faults (the service, not the function). */
 export const lambdaServiceErrors = [

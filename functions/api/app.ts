@@ -10,7 +10,7 @@ import { createMiddleware } from 'hono/factory';
 import * as z from 'zod';
 import { policyTools } from '../core/approvals/policy.js';
 import { type ApprovalPolicy } from '../core/approvals/types.js';
-import { type ApprovalStore, type TaskTokens } from '../core/approvals/types.js';
+import { type ApprovalStore, RunNotRunning, type TaskTokens } from '../core/approvals/types.js';
 import { decideApproval } from '../core/approvals/decide.js';
 import { decisionsOf, waitingFor } from '../core/approvals/views.js';
 import { type Access, type AccessPolicy, type Caller, Forbidden, TokenRequest } from '../core/callers/types.js';
@@ -28,7 +28,7 @@ import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import { FileTooLarge, PathRejected, type Workspace, WorkspaceRefused } from '../core/workspace/types.js';
 import type { Authenticate } from './callers.js';
 import { AguiRunInput, EventsHeaders, EventsQuery, type StreamDeps, answerStream, eventStream, runBodyOf } from './stream.js';
-import { ApiError, type ErrorLog, answerError, invalidJson, refuseInvalid, unsupportedMediaType } from './errors.js';
+import { type ErrorLog, FileNotFound, InvalidJson, InvalidPath, RunNotFound, UnsupportedMediaType, ValidationFailed, answerError, refuseInvalid } from './errors.js';
 import {
   Accepted,
   DecisionBody,
@@ -116,11 +116,11 @@ const runParams = z.object({ runId: RunId });
  */
 const jsonBody = createMiddleware<Env>(async (c, next) => {
   const type = c.req.header('content-type');
-  if (!/^application\/json\b/i.test(type ?? '')) throw unsupportedMediaType(type);
+  if (!/^application\/json\b/i.test(type ?? '')) throw new UnsupportedMediaType(type);
   try {
     await c.req.json();
   } catch {
-    throw invalidJson();
+    throw new InvalidJson();
   }
   await next();
 });
@@ -160,11 +160,11 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
       const runId = c.req.param('runId') ?? '';
       const valid = RunId.safeParse(runId);
       if (!valid.success) {
-        throw new ApiError(400, 'ValidationFailed', 'The path parameter runId is invalid.', [{ path: 'runId', message: valid.error.issues[0]?.message ?? 'invalid' }]);
+        throw new ValidationFailed('The path parameter runId is invalid.', [{ path: 'runId', message: valid.error.issues[0]?.message ?? 'invalid' }]);
       }
       const run = await deps.runs.get(runId);
       const verdict = run ? accessTo(c.var.caller, run.owner, access, deps.access) : 'hidden';
-      if (!run || verdict === 'hidden') throw new ApiError(404, 'RunNotFound', `No run ${runId}.`);
+      if (!run || verdict === 'hidden') throw new RunNotFound(`No run ${runId}.`);
       if (verdict === 'forbidden') throw new Forbidden(forbiddenMessage(access, run, c.var.caller, deps.access));
       c.set('run', run);
       await next();
@@ -293,7 +293,7 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
     async (c) => {
       const run = c.var.run;
       if (!(await cancelRun(run.runId, deps))) {
-        throw new ApiError(409, 'RunNotRunning', `Run ${run.runId} is ${run.status}; only a running run can be cancelled.`);
+        throw new RunNotRunning(`Run ${run.runId} is ${run.status}; only a running run can be cancelled.`);
       }
       return c.json({ runId: run.runId, status: 'cancelled', phase: 'cancelled' } as const, 202);
     },
@@ -443,20 +443,21 @@ export function createApi(deps: ApiDeps): OpenAPIHono<ApiEnv> {
       try {
         bytes = await deps.workspaceFor(run.runId).read(path, { maxBytes: maxFileResponseBytes });
       } catch (error) {
-        if (error instanceof PathRejected) throw new ApiError(400, 'InvalidPath', error.message);
-        if (error instanceof WorkspaceRefused) throw new ApiError(400, 'InvalidPath', error.message);
+        if (error instanceof PathRejected) throw new InvalidPath(error.message);
+        if (error instanceof WorkspaceRefused) throw new InvalidPath(error.message);
         if (error instanceof FileTooLarge) {
           // Too large for a response: a short-lived link to the object itself, when the deployment can sign one.
           if (deps.fileLinks) return c.redirect(await deps.fileLinks(run.runId, path), 302);
-          throw new ApiError(
-            413,
-            'FileTooLarge',
+          throw new FileTooLarge(
+            path,
+            error.size,
+            error.limit,
             `${path} is ${error.size} bytes; this route returns files of at most ${error.limit} bytes. Read it from the run's workspace in S3 (workspaces/${run.runId}/).`,
           );
         }
         throw error;
       }
-      if (!bytes) throw new ApiError(404, 'FileNotFound', `No file ${path} in run ${run.runId}.`);
+      if (!bytes) throw new FileNotFound(`No file ${path} in run ${run.runId}.`);
       return c.body(bytes as Uint8Array<ArrayBuffer>, 200, { 'content-type': contentType(path) });
     },
   );

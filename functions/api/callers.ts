@@ -10,7 +10,7 @@ import { type JWTPayload, type JWTVerifyGetKey, createRemoteJWKSet, errors, jwtV
 import * as z from 'zod';
 import { type Caller, type ClaimSettings, type IamSettings, Unauthenticated } from '../core/callers/types.js';
 import { callerFromClaims, callerFromIam } from '../core/callers/claims.js';
-import { StepwiseError } from '../core/errors/errors.js';
+import { named } from '../core/errors/errors.js';
 
 /** What a request offers to identify its caller. */
 export interface CallerRequest {
@@ -131,9 +131,7 @@ export function jwtVerifier(settings: JwtIssuer, keys: JWTVerifyGetKey = issuerK
 }
 
 /** The issuer's keys could not be had (its configuration or key set did not answer, or not as expected). */
-export class IssuerUnavailable extends StepwiseError {
-  override readonly name = 'IssuerUnavailable';
-}
+export class IssuerUnavailable extends named('IssuerUnavailable') {}
 
 const OpenIdConfiguration = z.object({ jwks_uri: z.string().url() });
 

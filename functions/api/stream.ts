@@ -13,7 +13,7 @@ import type { Run } from '../core/runs/types.js';
 import { type FollowSettings, type RunEventSources } from '../core/stream/types.js';
 import { RunEventReader } from '../core/stream/reader.js';
 import { defaultFollowSettings, followRun } from '../core/stream/follow.js';
-import { ApiError, type ErrorLog, type Issue } from './errors.js';
+import { type ErrorLog, type Issue, NotImplemented, ValidationFailed } from './errors.js';
 
 /** A cursor as the routes take it (the `id` of an event received). */
 const Cursor = z.string().min(1).max(64);
@@ -75,7 +75,7 @@ export function runBodyOf(input: AguiRunInput, rules: RunRequestRules = {}): Cre
     path: where(i.path),
     message: i.path[0] === 'goal' && goal === '' ? 'must end with a user message that has text' : i.message,
   }));
-  throw new ApiError(400, 'ValidationFailed', `The body is invalid: ${[...new Set(issues.map((i) => i.path))].join(', ')}.`, issues);
+  throw new ValidationFailed(`The body is invalid: ${[...new Set(issues.map((i) => i.path))].join(', ')}.`, issues);
 }
 
 /** The text of the last user message: its string, or its text parts joined. */
@@ -105,7 +105,7 @@ export interface StreamDeps {
  * when the client goes away.
  */
 export async function answerStream(c: Context, run: Run, after: string | undefined, deps: StreamDeps): Promise<Response> {
-  if (!deps.events) throw new ApiError(501, 'NotImplemented', 'This deployment does not serve event streams.');
+  if (!deps.events) throw new NotImplemented('This deployment does not serve event streams.');
   const settings = { ...defaultFollowSettings, ...deps.stream };
   const reader = new RunEventReader(deps.events, run, after);
   const first = await reader.tick();

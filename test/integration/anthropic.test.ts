@@ -82,7 +82,7 @@ describe('AnthropicProvider over HTTP', () => {
     const provider = new AnthropicProvider({ apiKey: 'k', baseURL: server.url, maxRetries: 1 });
     await expect(provider.generate(request)).rejects.toMatchObject({
       name: 'ModelRequestInvalid',
-      status: 400,
+      providerStatus: 400,
       message: 'The model rejected the request (400): messages: roles must alternate',
     });
     expect(server.requests).toHaveLength(1);
@@ -96,7 +96,7 @@ describe('AnthropicProvider over HTTP', () => {
     const server = await serve({ status, type, message: 'no' });
     await expect(new AnthropicProvider({ apiKey: 'k', baseURL: server.url }).generate(request)).rejects.toMatchObject({
       name: 'ModelRequestInvalid',
-      status,
+      providerStatus: status,
     });
   });
 

@@ -82,7 +82,7 @@ describe('BedrockProvider over HTTP', () => {
   it('is refused by the stand-in when signed with another secret', async () => {
     const server = await serve(ok);
     const forged = provider(server, { credentials: async () => ({ ...localCredentials, secretAccessKey: 'wrong' }) });
-    await expect(forged.generate(request)).rejects.toMatchObject({ name: 'ModelRequestInvalid', status: 403 });
+    await expect(forged.generate(request)).rejects.toMatchObject({ name: 'ModelRequestInvalid', providerStatus: 403 });
     expect(server.requests).toEqual([]);
   });
 
@@ -134,7 +134,7 @@ describe('BedrockProvider over HTTP', () => {
     const server = await serve(fault(400, 'ValidationException', 'messages: roles must alternate between "user" and "assistant"'), ok);
     await expect(provider(server, { maxRetries: 1 }).generate(request)).rejects.toMatchObject({
       name: 'ModelRequestInvalid',
-      status: 400,
+      providerStatus: 400,
       transient: false,
       message: `Bedrock rejected the request to ${model} (400 ValidationException): messages: roles must alternate between "user" and "assistant"`,
     });

@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
+import * as awsErrors from '../../functions/adapters/aws/errors.js';
+import * as awsIntake from '../../functions/adapters/aws/intake.js';
+import * as scripted from '../../functions/adapters/model/scripted.js';
+import * as apiCallers from '../../functions/api/callers.js';
+import * as apiErrors from '../../functions/api/errors.js';
 import * as approvals from '../../functions/core/approvals/types.js';
+import * as budgets from '../../functions/core/budgets/types.js';
 import * as callers from '../../functions/core/callers/types.js';
 import * as errors from '../../functions/core/errors/errors.js';
+import { errorTable, transientErrorNames } from '../../functions/core/errors/table.js';
 import * as events from '../../functions/core/runs/events.js';
 import * as fork from '../../functions/core/fork/types.js';
 import * as intake from '../../functions/core/intake/types.js';
@@ -12,64 +19,88 @@ import * as stepInput from '../../functions/core/steps/input.js';
 import * as external from '../../functions/core/tools/external/types.js';
 import * as workspace from '../../functions/core/workspace/types.js';
 
-const modules = [approvals, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace];
+const modules = [approvals, budgets, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
+
+/** Every concrete class of the family the modules export, one instance each. */
+function family(): errors.StepwiseError[] {
+  return modules
+    .flatMap((module) => Object.values(module))
+    .filter((value): value is new (message: string) => errors.StepwiseError => typeof value === 'function' && value.prototype instanceof errors.StepwiseError)
+    // The abstract base of infrastructure faults is never thrown itself.
+    .filter((ErrorClass) => !Object.is(ErrorClass, errors.InfrastructureError))
+    .map((ErrorClass) => new ErrorClass('m'))
+    .sort((a, b) => (a.name < b.name ? -1 : 1));
+}
 
 describe('the error family', () => {
-  it('gives every error the name the state machine and the API select on, and says which are worth a retry', () => {
-    const family = modules
-      .flatMap((module) => Object.values(module))
-      .filter((value): value is new (message: string) => errors.StepwiseError => typeof value === 'function' && value.prototype instanceof errors.StepwiseError)
-      // The abstract base of infrastructure faults is never thrown itself.
-      .filter((ErrorClass) => !Object.is(ErrorClass, errors.InfrastructureError))
-      .map((ErrorClass) => new ErrorClass('m'))
-      .map((error) => ({ name: error.name, transient: error.transient }))
-      .sort((a, b) => (a.name < b.name ? -1 : 1));
-    expect(family).toEqual([
-      { name: 'ApprovalAlreadyDecided', transient: false },
-      { name: 'ApprovalDecided', transient: false },
-      { name: 'ApprovalNotFound', transient: false },
-      { name: 'ApprovalPolicyInvalid', transient: false },
-      { name: 'ContextWindowExceeded', transient: false },
-      { name: 'FileTooLarge', transient: false },
-      { name: 'Forbidden', transient: false },
-      { name: 'ForkTooLarge', transient: false },
-      { name: 'IdempotencyConflict', transient: false },
-      { name: 'InvalidCursor', transient: false },
-      { name: 'InvalidEditedInput', transient: false },
-      { name: 'InvalidFork', transient: false },
-      { name: 'InvalidStepInput', transient: false },
-      { name: 'MaxIterationsExceeded', transient: false },
-      { name: 'ModelAccessDenied', transient: false },
-      { name: 'ModelNotConfigured', transient: false },
-      { name: 'ModelOverloaded', transient: true },
-      { name: 'ModelRefused', transient: false },
-      { name: 'ModelRequestInvalid', transient: false },
-      { name: 'ModelResponseEmpty', transient: true },
-      { name: 'ModelThrottled', transient: true },
-      { name: 'ModelUnavailable', transient: true },
-      { name: 'NotFound', transient: false },
-      { name: 'PathRejected', transient: false },
-      { name: 'RunIdTaken', transient: false },
-      { name: 'RunNotRunning', transient: false },
-      { name: 'SessionBusy', transient: false },
-      { name: 'StepStateInvalid', transient: false },
-      { name: 'StoredDataInvalid', transient: false },
-      { name: 'TooManyRuns', transient: false },
-      { name: 'ToolUnavailable', transient: true },
-      { name: 'Unauthenticated', transient: false },
-      { name: 'WorkspaceFailed', transient: false },
-      { name: 'WorkspaceRefused', transient: false },
-      { name: 'WorkspaceUnavailable', transient: true },
-      { name: 'WriteConflict', transient: false },
+  it('gives every error the name the state machine and the API select on, its status, and says which are worth a retry', () => {
+    expect(family().map((error) => ({ name: error.name, code: error.code, status: error.status, transient: error.transient }))).toEqual([
+      { name: 'ApprovalAlreadyDecided', code: 'ApprovalAlreadyDecided', status: 409, transient: false },
+      { name: 'ApprovalDecided', code: 'ApprovalDecided', status: 500, transient: false },
+      { name: 'ApprovalNotFound', code: 'ApprovalNotFound', status: 404, transient: false },
+      { name: 'ApprovalPolicyInvalid', code: 'ApprovalPolicyInvalid', status: 500, transient: false },
+      { name: 'BudgetExceeded', code: 'BudgetExceeded', status: 429, transient: false },
+      { name: 'ContextWindowExceeded', code: 'ContextWindowExceeded', status: 500, transient: false },
+      { name: 'FileNotFound', code: 'FileNotFound', status: 404, transient: false },
+      { name: 'FileTooLarge', code: 'FileTooLarge', status: 413, transient: false },
+      { name: 'Forbidden', code: 'Forbidden', status: 403, transient: false },
+      { name: 'ForkTooLarge', code: 'ForkTooLarge', status: 409, transient: false },
+      { name: 'IdempotencyConflict', code: 'IdempotencyConflict', status: 409, transient: false },
+      { name: 'InvalidCursor', code: 'InvalidCursor', status: 400, transient: false },
+      { name: 'InvalidEditedInput', code: 'ValidationFailed', status: 400, transient: false },
+      { name: 'InvalidFork', code: 'ValidationFailed', status: 400, transient: false },
+      { name: 'InvalidJson', code: 'InvalidJson', status: 400, transient: false },
+      { name: 'InvalidPath', code: 'InvalidPath', status: 400, transient: false },
+      { name: 'InvalidStepInput', code: 'InvalidStepInput', status: 500, transient: false },
+      { name: 'IssuerUnavailable', code: 'IssuerUnavailable', status: 500, transient: false },
+      { name: 'MaxIterationsExceeded', code: 'MaxIterationsExceeded', status: 500, transient: false },
+      { name: 'ModelAccessDenied', code: 'ModelAccessDenied', status: 403, transient: false },
+      { name: 'ModelNotConfigured', code: 'ModelNotConfigured', status: 500, transient: false },
+      { name: 'ModelOverloaded', code: 'ModelOverloaded', status: 500, transient: true },
+      { name: 'ModelRefused', code: 'ModelRefused', status: 500, transient: false },
+      { name: 'ModelRequestInvalid', code: 'ModelRequestInvalid', status: 500, transient: false },
+      { name: 'ModelResponseEmpty', code: 'ModelResponseEmpty', status: 500, transient: true },
+      { name: 'ModelThrottled', code: 'ModelThrottled', status: 500, transient: true },
+      { name: 'ModelUnavailable', code: 'ModelUnavailable', status: 500, transient: true },
+      { name: 'NotFound', code: 'NotFound', status: 404, transient: false },
+      { name: 'NotImplemented', code: 'NotImplemented', status: 501, transient: false },
+      { name: 'OrchestratorUnavailable', code: 'OrchestratorUnavailable', status: 500, transient: true },
+      { name: 'PathRejected', code: 'PathRejected', status: 400, transient: false },
+      { name: 'RunIdTaken', code: 'RunIdTaken', status: 409, transient: false },
+      { name: 'RunNotFound', code: 'RunNotFound', status: 404, transient: false },
+      { name: 'RunNotRunning', code: 'RunNotRunning', status: 409, transient: false },
+      { name: 'ScriptExhausted', code: 'ScriptExhausted', status: 500, transient: false },
+      { name: 'SessionBusy', code: 'SessionBusy', status: 409, transient: false },
+      { name: 'StepStateInvalid', code: 'StepStateInvalid', status: 500, transient: false },
+      { name: 'StoreUnavailable', code: 'StoreUnavailable', status: 500, transient: true },
+      { name: 'StoredDataInvalid', code: 'StoredDataInvalid', status: 500, transient: false },
+      { name: 'TooManyRuns', code: 'TooManyRuns', status: 429, transient: false },
+      { name: 'ToolUnavailable', code: 'ToolUnavailable', status: 500, transient: true },
+      { name: 'Unauthenticated', code: 'Unauthenticated', status: 401, transient: false },
+      { name: 'UnsupportedMediaType', code: 'UnsupportedMediaType', status: 400, transient: false },
+      { name: 'ValidationFailed', code: 'ValidationFailed', status: 400, transient: false },
+      { name: 'WorkspaceFailed', code: 'WorkspaceFailed', status: 500, transient: false },
+      { name: 'WorkspaceRefused', code: 'WorkspaceRefused', status: 400, transient: false },
+      { name: 'WorkspaceUnavailable', code: 'WorkspaceUnavailable', status: 500, transient: true },
+      { name: 'WriteConflict', code: 'WriteConflict', status: 409, transient: false },
     ]);
   });
 
-  it('lists the transient names once each, sorted, however many modules export them', () => {
-    expect(errors.transientErrorNames(model, workspace, external, model)).toEqual([
+  it('has a class for every name in its table but the API\'s answer to the unexpected, and a fault below the agent is an infrastructure error', () => {
+    const errorsOf = family();
+    expect(Object.keys(errorTable).filter((name) => !errorsOf.some((error) => error.name === name))).toEqual(['InternalError']);
+    const infrastructure = errorsOf.filter((error) => error instanceof errors.InfrastructureError).map((error) => error.name);
+    expect(infrastructure).toEqual(Object.entries(errorTable).filter(([, spec]) => 'infrastructure' in spec).map(([name]) => name).sort());
+  });
+
+  it('lists the transient names once each, sorted', () => {
+    expect(transientErrorNames()).toEqual([
       'ModelOverloaded',
       'ModelResponseEmpty',
       'ModelThrottled',
       'ModelUnavailable',
+      'OrchestratorUnavailable',
+      'StoreUnavailable',
       'ToolUnavailable',
       'WorkspaceUnavailable',
     ]);

@@ -2,7 +2,7 @@
  * Which AWS SDK errors are transient: throttling, 5xx and dropped connections. The SDK has
  * already retried these a few times; what is left is for the state machine's `Retry`.
  */
-import { InfrastructureError } from '../../core/errors/errors.js';
+import { named } from '../../core/errors/errors.js';
 
 const throttlingNames = new Set([
   'ProvisionedThroughputExceededException',
@@ -39,10 +39,7 @@ export function isTransientAwsError(error: unknown): boolean {
 }
 
 /** The store behind memory or run records failed transiently; retried by the state machine. */
-export class StoreUnavailable extends InfrastructureError {
-  override readonly name = 'StoreUnavailable';
-  override readonly transient = true;
-}
+export class StoreUnavailable extends named('StoreUnavailable') {}
 
 /** Runs an AWS call, turning transient failures into `wrap`'s named error. */
 export async function guard<T>(

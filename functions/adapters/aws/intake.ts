@@ -7,15 +7,12 @@ import {
   StartExecutionCommand,
   StopExecutionCommand,
 } from '@aws-sdk/client-sfn';
-import { InfrastructureError } from '../../core/errors/errors.js';
+import { named } from '../../core/errors/errors.js';
 import type { DeadLetters, OrchestratorInput, RunStarter } from '../../core/intake/types.js';
 import { guard } from './errors.js';
 
 /** Step Functions refused or failed a call transiently; the request can be repeated. */
-export class OrchestratorUnavailable extends InfrastructureError {
-  override readonly name = 'OrchestratorUnavailable';
-  override readonly transient = true;
-}
+export class OrchestratorUnavailable extends named('OrchestratorUnavailable') {}
 
 /** Starts the orchestrator through the Step Functions API, named after the run. */
 export class SfnRunStarter implements RunStarter {

@@ -9,7 +9,7 @@
 import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { ContentBlock, StopReason, TextBlock, ToolUseBlock, Usage, toolUses } from '../../core/model/messages.js';
-import { StepwiseError } from '../../core/errors/errors.js';
+import { named } from '../../core/errors/errors.js';
 import type { ModelProvider, ModelRequest, ModelResponse, PartialBlock } from '../../core/model/types.js';
 import { finalAnswerNudge } from '../../core/output/answer.js';
 import { truncatedTextNote } from '../../core/conversation/next-message.js';
@@ -38,9 +38,7 @@ export type ScriptedTurn = z.infer<typeof ScriptedTurn>;
 export type TurnSource = ScriptedTurn | ((request: ModelRequest) => ScriptedTurn | Promise<ScriptedTurn>);
 
 /** Raised when a script has no turn left: the run asked for more than the script foresaw. */
-export class ScriptExhausted extends StepwiseError {
-  override readonly name = 'ScriptExhausted';
-}
+export class ScriptExhausted extends named('ScriptExhausted') {}
 
 export class ScriptedModel implements ModelProvider {
   private readonly turns: TurnSource[];

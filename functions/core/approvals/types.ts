@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { type ConversationStore } from '../conversation/types.js';
 import { AgentName } from '../agents/types.js';
-import { StepwiseError } from '../errors/errors.js';
+import { type Issue, named } from '../errors/errors.js';
 import { toolNamePattern } from '../tools/external/types.js';
 
 /** What to do with a call a rule matches. */
@@ -179,16 +179,13 @@ export interface ApprovalStore {
 }
 
 /** A run's policy names an MCP tool its server does not list: the run stops before a call of the tool it meant runs ungated. */
-export class ApprovalPolicyInvalid extends StepwiseError {
-  override readonly name = 'ApprovalPolicyInvalid';
-}
+export class ApprovalPolicyInvalid extends named('ApprovalPolicyInvalid') {}
 
 /** An edited input that does not fit the tool's schema: refused like a body that fails its own, naming the fields. */
-export class InvalidEditedInput extends StepwiseError {
-  override readonly name = 'InvalidEditedInput';
+export class InvalidEditedInput extends named('InvalidEditedInput') {
   constructor(
     message: string,
-    readonly issues: { path: string; message: string }[] = [],
+    override readonly issues: Issue[] = [],
   ) {
     super(message);
   }
@@ -201,24 +198,16 @@ export interface TaskTokens {
 }
 
 /** The record was decided while a wait was being set up: the loop goes on to the tool step. */
-export class ApprovalDecided extends StepwiseError {
-  override readonly name = 'ApprovalDecided';
-}
+export class ApprovalDecided extends named('ApprovalDecided') {}
 
 /** No approval was requested for that call of that run. */
-export class ApprovalNotFound extends StepwiseError {
-  override readonly name = 'ApprovalNotFound';
-}
+export class ApprovalNotFound extends named('ApprovalNotFound') {}
 
 /** The call was decided already. */
-export class ApprovalAlreadyDecided extends StepwiseError {
-  override readonly name = 'ApprovalAlreadyDecided';
-}
+export class ApprovalAlreadyDecided extends named('ApprovalAlreadyDecided') {}
 
 /** The run has ended: nothing of it waits for a decision any more. */
-export class RunNotRunning extends StepwiseError {
-  override readonly name = 'RunNotRunning';
-}
+export class RunNotRunning extends named('RunNotRunning') {}
 
 const stepFields = {
   runId: z.string().min(1),

@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import type { Owner } from '../callers/types.js';
-import { StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 
 /** The most one budget may name, in USD: a guard against typos, not a policy. */
 const maxBudgetUsd = 1_000_000;
@@ -39,10 +39,7 @@ export interface BudgetSettings {
 }
 
 /** Once spent, the run's, or its caller's daily, budget stops the run (and refuses new runs: 429). */
-export class BudgetExceeded extends StepwiseError {
-  override readonly name = 'BudgetExceeded';
-  readonly status = 429;
-}
+export class BudgetExceeded extends named('BudgetExceeded') {}
 
 /** What the runs of one caller cost, per UTC day: the daily limit's counter. */
 export interface SpendStore {

@@ -2,7 +2,7 @@
  * Callers, owners and scopes (DESIGN §7): who is asking, and what a deployment lets each do.
  */
 import * as z from 'zod';
-import { StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 
 /** What a caller may do besides working with its own runs. */
 export const Scope = z.enum(['approve', 'admin']);
@@ -42,14 +42,10 @@ export interface AccessPolicy {
 }
 
 /** A caller without the role an operation needs, on a run it may see (403). */
-export class Forbidden extends StepwiseError {
-  override readonly name = 'Forbidden';
-}
+export class Forbidden extends named('Forbidden') {}
 
 /** The caller already has as many running runs as the deployment allows (429). */
-export class TooManyRuns extends StepwiseError {
-  override readonly name = 'TooManyRuns';
-}
+export class TooManyRuns extends named('TooManyRuns') {}
 
 export interface ClaimSettings {
   /** The claim that names the caller's tenant; no tenants when absent. */
@@ -64,9 +60,7 @@ export interface IamSettings {
 }
 
 /** A request without valid credentials (401). */
-export class Unauthenticated extends StepwiseError {
-  override readonly name = 'Unauthenticated';
-}
+export class Unauthenticated extends named('Unauthenticated') {}
 
 /** What the local token issuer takes (`POST /_local/tokens`, `stepwise token`): a subject, its tenant and roles. */
 export const TokenRequest = z

@@ -2,7 +2,7 @@
  * Forks' limits, ports and errors.
  */
 import { type Conversation } from '../conversation/types.js';
-import { StepwiseError } from '../errors/errors.js';
+import { type Issue, named } from '../errors/errors.js';
 import { type IntakeDeps } from '../intake/types.js';
 import type { Workspace } from '../workspace/types.js';
 
@@ -16,20 +16,21 @@ export const maxForkFiles = 1_000;
 export const maxForkItems = 5_000;
 
 /** A fork request that names something the source does not have; `field` is the body field at fault (400). */
-export class InvalidFork extends StepwiseError {
-  override readonly name = 'InvalidFork';
+export class InvalidFork extends named('InvalidFork') {
   constructor(
     readonly field: string,
     readonly problem: string,
   ) {
     super(`${field} ${problem}`);
+    // Refused like a body that fails its schema, naming the field.
+    this.issues = [{ path: field, message: problem }];
   }
+
+  override readonly issues: Issue[];
 }
 
 /** The source is larger than a fork copies while the request waits (409). */
-export class ForkTooLarge extends StepwiseError {
-  override readonly name = 'ForkTooLarge';
-}
+export class ForkTooLarge extends named('ForkTooLarge') {}
 
 /** Copies a fork's starting point: the adapters' side of a fork. */
 export interface ForkCopies {

@@ -3,7 +3,7 @@
  */
 import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
 import { type Caller } from '../callers/types.js';
-import { StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 import type { ForkedFrom, Run, RunStore } from '../runs/types.js';
 import { type ExternalToolNames } from '../tools/external/types.js';
 
@@ -85,14 +85,10 @@ export interface IntakeDeps {
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
-export class IdempotencyConflict extends StepwiseError {
-  override readonly name = 'IdempotencyConflict';
-}
+export class IdempotencyConflict extends named('IdempotencyConflict') {}
 
 /** Another run of the session is still running. */
-export class SessionBusy extends StepwiseError {
-  override readonly name = 'SessionBusy';
-}
+export class SessionBusy extends named('SessionBusy') {}
 
 export interface CreateRunOptions {
   /** Who starts the run: its owner. */
@@ -117,9 +113,7 @@ export interface RunFork {
 }
 
 /** A client-chosen run id that another caller's run already has. */
-export class RunIdTaken extends StepwiseError {
-  override readonly name = 'RunIdTaken';
-}
+export class RunIdTaken extends named('RunIdTaken') {}
 
 /** Where events that fail validation go, with the reason (invariant 10, docs/ARCHITECTURE.md). */
 export interface DeadLetters {

@@ -4,7 +4,7 @@
  * for the state machine's `Retry`/`Catch`.
  */
 import * as z from 'zod';
-import { InfrastructureError, StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 import type { ContentBlock, Message, StopReason, Usage } from './messages.js';
 
 /** A tool as the model sees it. */
@@ -56,9 +56,7 @@ export interface ModelProvider {
 }
 
 /** 429: slow down; retried by the state machine with backoff. */
-export class ModelThrottled extends InfrastructureError {
-  override readonly name = 'ModelThrottled';
-  override readonly transient = true;
+export class ModelThrottled extends named('ModelThrottled') {
   constructor(
     message: string,
     readonly retryAfterSeconds?: number,
@@ -69,23 +67,17 @@ export class ModelThrottled extends InfrastructureError {
 }
 
 /** 529: the provider is overloaded; retried. */
-export class ModelOverloaded extends InfrastructureError {
-  override readonly name = 'ModelOverloaded';
-  override readonly transient = true;
-}
+export class ModelOverloaded extends named('ModelOverloaded') {}
 
 /** 5xx, timeouts and dropped connections; retried. */
-export class ModelUnavailable extends InfrastructureError {
-  override readonly name = 'ModelUnavailable';
-  override readonly transient = true;
-}
+export class ModelUnavailable extends named('ModelUnavailable') {}
 
 /** 400/401/403/404 and other client errors: retrying cannot help. */
-export class ModelRequestInvalid extends StepwiseError {
-  override readonly name = 'ModelRequestInvalid';
+export class ModelRequestInvalid extends named('ModelRequestInvalid') {
   constructor(
     message: string,
-    readonly status?: number,
+    /** The provider's HTTP status, when it answered with one. */
+    readonly providerStatus?: number,
     options?: { cause?: unknown },
   ) {
     super(message, options);
@@ -96,23 +88,16 @@ export class ModelRequestInvalid extends StepwiseError {
  * The deployment may not use the model (Bedrock: no IAM grant, or model access not enabled in
  * the account). Retrying cannot help; the message names the model and what to enable.
  */
-export class ModelAccessDenied extends StepwiseError {
-  override readonly name = 'ModelAccessDenied';
-  readonly status = 403;
-}
+export class ModelAccessDenied extends named('ModelAccessDenied') {}
 
 /**
  * The model answered with no content at all. Nothing is stored (an empty assistant message
  * would make every later request invalid); the step is retried like a transient fault.
  */
-export class ModelResponseEmpty extends InfrastructureError {
-  override readonly name = 'ModelResponseEmpty';
-  override readonly transient = true;
-}
+export class ModelResponseEmpty extends named('ModelResponseEmpty') {}
 
 /** The conversation no longer fits the model's context window. */
-export class ContextWindowExceeded extends StepwiseError {
-  override readonly name = 'ContextWindowExceeded';
+export class ContextWindowExceeded extends named('ContextWindowExceeded') {
   constructor(
     message: string,
     /** The most prompt tokens the model takes, when the provider said. */
@@ -124,9 +109,7 @@ export class ContextWindowExceeded extends StepwiseError {
 }
 
 /** The provider is not configured (no key, no script): fails the run with a message that says what to set. */
-export class ModelNotConfigured extends StepwiseError {
-  override readonly name = 'ModelNotConfigured';
-}
+export class ModelNotConfigured extends named('ModelNotConfigured') {}
 
 export const ModelSettings = z.object({
   model: z.string().min(1),

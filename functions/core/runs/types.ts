@@ -7,7 +7,7 @@ import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { AgentName } from '../agents/types.js';
 import { Usage } from '../model/messages.js';
-import { StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 import { Plan } from '../plan/types.js';
 
 export const RunMode = z.enum(['single', 'multi']);
@@ -169,6 +169,4 @@ export interface RunPage {
 }
 
 /** A listing's cursor that no earlier page of it returned (400). */
-export class InvalidCursor extends StepwiseError {
-  override readonly name = 'InvalidCursor';
-}
+export class InvalidCursor extends named('InvalidCursor') {}

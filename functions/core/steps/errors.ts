@@ -1,12 +1,8 @@
 /**
  * How an agent loop ends other than by finishing: named for the state machine's `Catch`.
  */
-import { StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 
-export class MaxIterationsExceeded extends StepwiseError {
-  override readonly name = 'MaxIterationsExceeded';
-}
+export class MaxIterationsExceeded extends named('MaxIterationsExceeded') {}
 
-export class ModelRefused extends StepwiseError {
-  override readonly name = 'ModelRefused';
-}
+export class ModelRefused extends named('ModelRefused') {}

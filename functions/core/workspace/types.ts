@@ -2,7 +2,7 @@
  * The workspace port: a run's private folder of files (S3 deployed), and the errors its
  * operations name.
  */
-import { InfrastructureError, StepwiseError } from '../errors/errors.js';
+import { named } from '../errors/errors.js';
 
 /** A file in the workspace. */
 export interface WorkspaceEntry {
@@ -43,24 +43,20 @@ export interface Workspace {
 }
 
 /** A path the workspace refuses; a tool turns it into an error result the model can act on. */
-export class PathRejected extends StepwiseError {
-  override readonly name = 'PathRejected';
-}
+export class PathRejected extends named('PathRejected') {}
 
 /** A conditional write found the file changed (or gone) since it was read: read it again and retry. */
-export class WriteConflict extends StepwiseError {
-  override readonly name = 'WriteConflict';
-}
+export class WriteConflict extends named('WriteConflict') {}
 
 /** A file larger than the reader takes; `size` and `limit` in bytes. */
-export class FileTooLarge extends StepwiseError {
-  override readonly name = 'FileTooLarge';
+export class FileTooLarge extends named('FileTooLarge') {
   constructor(
     readonly path: string,
     readonly size: number,
     readonly limit: number,
+    message = `"${path}" is ${size} bytes, over the ${limit}-byte limit.`,
   ) {
-    super(`"${path}" is ${size} bytes, over the ${limit}-byte limit.`);
+    super(message);
   }
 }
 
@@ -68,17 +64,10 @@ export class FileTooLarge extends StepwiseError {
  * The store refused the request itself (a key or object too large, a bad argument): the model's
  * call asked for it, so a tool answers it with an error result, and a route with a 4xx.
  */
-export class WorkspaceRefused extends StepwiseError {
-  override readonly name = 'WorkspaceRefused';
-}
+export class WorkspaceRefused extends named('WorkspaceRefused') {}
 
 /** The workspace's store failed (throttled, unreachable): retried by the state machine. */
-export class WorkspaceUnavailable extends InfrastructureError {
-  override readonly name = 'WorkspaceUnavailable';
-  override readonly transient = true;
-}
+export class WorkspaceUnavailable extends named('WorkspaceUnavailable') {}
 
 /** The workspace's store refused a call for good (access denied, no such bucket): a deployment fault. */
-export class WorkspaceFailed extends InfrastructureError {
-  override readonly name = 'WorkspaceFailed';
-}
+export class WorkspaceFailed extends named('WorkspaceFailed') {}

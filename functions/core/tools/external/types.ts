@@ -4,7 +4,7 @@
  */
 import * as z from 'zod';
 import { AgentName } from '../../agents/types.js';
-import { InfrastructureError } from '../../errors/errors.js';
+import { named } from '../../errors/errors.js';
 
 /** Anthropic's rule for tool names. */
 export const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -128,7 +128,4 @@ export interface ToolCatalogStore {
  * The service in front of an external tool is throttling or failing (Lambda's 429 and 5xx): not
  * the tool's answer, so the state machine retries the step instead of the model seeing it.
  */
-export class ToolUnavailable extends InfrastructureError {
-  override readonly name = 'ToolUnavailable';
-  override readonly transient = true;
-}
+export class ToolUnavailable extends named('ToolUnavailable') {}
