@@ -6,8 +6,7 @@
 import '../polyfills.js';
 import { randomUUID } from 'node:crypto';
 import { ExecutionAbortedError, ExecutionTimeoutError, StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
-import type { LocalStateMachine } from '../definitions.js';
-import { localAccount } from '../definitions.js';
+import { localAccount, type LocalStateMachine } from '../definitions.js';
 import { localRegion } from '../stand-ins/emulators.js';
 import type { Bindings, LocalExecution } from './types.js';
 import { ExecutionAlreadyExists, ExecutionDoesNotExist, InvalidName, StateMachineDoesNotExist, failureOf } from './errors.js';

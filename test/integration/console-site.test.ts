@@ -4,8 +4,7 @@ import { consoleCsp } from '../../console/csp.js';
 import { basicCapabilities, capabilitiesOf } from '../../console/src/capabilities.js';
 import { parseConfig } from '../../console/src/config.js';
 import { checkToolInput } from '../../console/src/validate.js';
-import { createApi } from '../../functions/api/app.js';
-import type { ApiDeps } from '../../functions/api/app.js';
+import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import { consoleRoutes } from '../../local/console.js';
 
 const build = buildConsole();

@@ -1,8 +1,7 @@
 /** Builders shared by the agent tests: scripted turns and a core wired to in-memory fakes. */
 import { ScriptedModel, type ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import type { ContentBlock } from '../../functions/core/model/messages.js';
-import type { InferenceDeps } from '../../functions/core/steps/hooks.js';
-import type { ToolDeps } from '../../functions/core/steps/hooks.js';
+import type { InferenceDeps, ToolDeps } from '../../functions/core/steps/hooks.js';
 import { MemoryConversationStore, MemoryRunStore, MemoryWorkspace, newRun } from './memory.js';
 
 export function say(text: string): ScriptedTurn {

@@ -2,14 +2,20 @@
  * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
-import { type Approval, type ApprovalStore, type TaskTokens } from '../../functions/core/approvals/types.js';
+import { type Approval, type ApprovalPolicy, type ApprovalRule, type ApprovalStore, type TaskTokens } from '../../functions/core/approvals/types.js';
 import { policyTools } from '../../functions/core/approvals/policy.js';
-import { type ApprovalPolicy, type ApprovalRule } from '../../functions/core/approvals/types.js';
 import type { SpendStore } from '../../functions/core/budgets/types.js';
 import { type Owner } from '../../functions/core/callers/types.js';
 import { ownerKey, owns } from '../../functions/core/callers/access.js';
-import type { Compaction } from '../../functions/core/conversation/types.js';
-import { type Conversation, type ConversationRecord, type ConversationStore, type NewMessage, type ResultOptions, type Turn } from '../../functions/core/conversation/types.js';
+import {
+  type Compaction,
+  type Conversation,
+  type ConversationRecord,
+  type ConversationStore,
+  type NewMessage,
+  type ResultOptions,
+  type Turn,
+} from '../../functions/core/conversation/types.js';
 import { assembleConversation, seqKey } from '../../functions/core/conversation/conversation.js';
 import type { LiveAttempt, LiveFrom, LiveTexts } from '../../functions/core/live/types.js';
 import type { AgentName } from '../../functions/core/agents/types.js';

@@ -12,9 +12,8 @@ import type { LiveAttempt, LiveChunk, LiveFrom } from '../../functions/core/live
 import { type ContentBlock, toolUses } from '../../functions/core/model/messages.js';
 import type { AgentName } from '../../functions/core/agents/types.js';
 import type { Run } from '../../functions/core/runs/types.js';
-import { type ConversationFrom, type RunEventSources } from '../../functions/core/stream/types.js';
+import { type ConversationFrom, type PositionedEvent, type RunEventSources } from '../../functions/core/stream/types.js';
 import { RunEventReader } from '../../functions/core/stream/reader.js';
-import type { PositionedEvent } from '../../functions/core/stream/types.js';
 
 /** One write of a run's store. */
 export type Write = (world: World) => void;

@@ -1,8 +1,16 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type Approval, ApprovalAlreadyDecided, ApprovalDecided, ApprovalNotFound, InvalidEditedInput, announcedInputChars, approvalInputChars } from '../../functions/core/approvals/types.js';
+import {
+  announcedInputChars,
+  type Approval,
+  ApprovalAlreadyDecided,
+  ApprovalDecided,
+  approvalInputChars,
+  ApprovalNotFound,
+  type ApprovalRule,
+  InvalidEditedInput,
+} from '../../functions/core/approvals/types.js';
 import { ruleFor } from '../../functions/core/approvals/policy.js';
-import { type ApprovalRule } from '../../functions/core/approvals/types.js';
 import { awaitDecision, requestApproval } from '../../functions/core/approvals/request.js';
 import { decideApproval } from '../../functions/core/approvals/decide.js';
 import { decisionsOf, waitingFor } from '../../functions/core/approvals/views.js';

@@ -12,8 +12,7 @@ import { externalToolNames, isExternalToolName, mcpToolName, noExternalTools, un
 import { memoryCore, say, use } from '../support/agents.js';
 import { MemoryApprovalStore, RecordingTokens, newRun } from '../support/memory.js';
 import { readEnv } from '../../functions/wiring/wire.js';
-import { ApprovalPolicyInvalid, InvalidEditedInput } from '../../functions/core/approvals/types.js';
-import { type ApprovalRule } from '../../functions/core/approvals/types.js';
+import { ApprovalPolicyInvalid, type ApprovalRule, InvalidEditedInput } from '../../functions/core/approvals/types.js';
 import { checkEditedInput, decideApproval } from '../../functions/core/approvals/decide.js';
 import { requestApproval } from '../../functions/core/approvals/request.js';
 

@@ -8,9 +8,8 @@
  * and a decision is recorded once.
  */
 import type { Documents } from './documents.js';
-import { Approval, type ApprovalStore } from '../../core/approvals/types.js';
+import { Approval, type ApprovalPolicy, type ApprovalStore } from '../../core/approvals/types.js';
 import { policyTools } from '../../core/approvals/policy.js';
-import { type ApprovalPolicy } from '../../core/approvals/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { queryAll } from './conversations.js';
 

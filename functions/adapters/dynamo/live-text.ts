@@ -10,9 +10,8 @@
  */
 import type { Documents } from './documents.js';
 import { StoredDataInvalid } from '../../core/errors/errors.js';
-import { LiveAttempt, type LiveText, type LiveTextReader } from '../../core/live/types.js';
+import { LiveAttempt, type LiveFrom, type LiveText, type LiveTextReader, type LiveTexts } from '../../core/live/types.js';
 import { liveSortKey } from '../../core/live/writer.js';
-import type { LiveFrom, LiveTexts } from '../../core/live/types.js';
 import { seqKey } from '../../core/conversation/conversation.js';
 import { guard } from '../aws/errors.js';
 import { queryAll } from './conversations.js';

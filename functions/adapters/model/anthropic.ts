@@ -11,8 +11,7 @@
  * dropped connection, an answer that outlasts `timeoutMs`) maps to the same named errors.
  */
 import Anthropic from '@anthropic-ai/sdk';
-import { ContentBlock, StopReason } from '../../core/model/messages.js';
-import type { Message } from '../../core/model/messages.js';
+import { ContentBlock, type Message, StopReason } from '../../core/model/messages.js';
 import { ContextWindowExceeded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelOverloaded, ModelThrottled, ModelUnavailable, type PartialBlock } from '../../core/model/types.js';
 import * as z from 'zod';
 

@@ -1,7 +1,7 @@
 /**
  * The agents: each one's system prompt, tools and opening message.
  */
-import { type AgentName } from './types.js';
+import { type AgentName, type AgentProfile } from './types.js';
 import { builtinTools } from '../tools/builtin/builtin.js';
 import { type ContentBlock, textBlock } from '../model/messages.js';
 import { renderPlan } from '../plan/plan.js';
@@ -10,7 +10,6 @@ import { calculator } from '../tools/builtin/calculator.js';
 import { editFile, listFiles, readFile, writeFile } from '../tools/builtin/files.js';
 import { finishPlan } from '../tools/builtin/finish-plan.js';
 import { ToolRegistry } from '../tools/registry.js';
-import type { AgentProfile } from './types.js';
 
 const workspaceRules = `The workspace is a private folder of files for this run. Paths are relative to its root \
 (for example "src/app.ts"); absolute paths and ".." are refused. Files written there persist after the run and are \

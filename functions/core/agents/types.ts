@@ -3,7 +3,7 @@
  * tool whose success ends its part).
  */
 import * as z from 'zod';
-import type { ToolRegistry } from '../tools/registry.js';
+import type { Tools } from '../tools/types.js';
 
 export const AgentName = z.enum(['single', 'architect', 'coder']);
 
@@ -12,7 +12,7 @@ export type AgentName = z.infer<typeof AgentName>;
 export interface AgentProfile {
   name: AgentName;
   system: string;
-  tools: ToolRegistry;
+  tools: Tools;
   /** A tool whose successful call ends the agent's part of the run. */
   finishTool?: string;
 }

@@ -5,17 +5,19 @@
 import { agentProfile } from '../agents/profiles.js';
 import { errorIssues, validatorOf } from '../tools/json-schema.js';
 import { type ToolCatalogStore } from '../tools/external/types.js';
-import type { Approval } from './types.js';
-import { ApprovalAlreadyDecided } from './types.js';
-import { ApprovalNotFound } from './types.js';
-import type { DecisionBody } from './types.js';
-import type { DecisionRecorded } from './types.js';
-import { InvalidEditedInput } from './types.js';
-import { RunNotRunning } from './types.js';
+import {
+  type Approval,
+  ApprovalAlreadyDecided,
+  ApprovalNotFound,
+  type ApprovalStore,
+  type DecisionBody,
+  type DecisionRecorded,
+  InvalidEditedInput,
+  RunNotRunning,
+  type TaskTokens,
+} from './types.js';
 import { notesOf } from './views.js';
 import { now } from './request.js';
-import type { ApprovalStore } from './types.js';
-import type { TaskTokens } from './types.js';
 
 function invalidEdit(issues: { path: string; message: string }[]): InvalidEditedInput {
   return new InvalidEditedInput(`The edited input does not fit the tool's schema: ${issues.map((i) => `${i.path}: ${i.message}`).join('; ')}`, issues);

@@ -6,8 +6,7 @@
  */
 import { StepStateInvalid } from '../errors/errors.js';
 import { toolResult } from '../model/messages.js';
-import type { InferenceFeature, ToolFeature } from '../steps/hooks.js';
-import type { InferenceDeps } from '../steps/hooks.js';
+import type { InferenceDeps, InferenceFeature, ToolFeature } from '../steps/hooks.js';
 import type { ToolCatalog } from '../tools/external/types.js';
 import { mcpServerOf, unlistedPolicyTools } from '../tools/external/names.js';
 import { approvedResult, denialMessage, settleApproval } from './gate.js';

@@ -3,10 +3,8 @@
  * denial), and tell the model what the reviewer decided.
  */
 import { StepStateInvalid } from '../errors/errors.js';
-import type { Approval } from './types.js';
-import type { Decision } from './types.js';
+import type { Approval, ApprovalStore, Decision } from './types.js';
 import { now } from './request.js';
-import type { ApprovalStore } from './types.js';
 
 /**
  * The decision that applies to a gated call when its tool step runs. A call still undecided

@@ -10,15 +10,17 @@
  */
 import { loadCall } from '../conversation/conversation.js';
 import { StepStateInvalid } from '../errors/errors.js';
-import type { Approval } from './types.js';
-import { ApprovalDecided } from './types.js';
-import type { ApprovalRequestedDetail } from './types.js';
-import type { ApprovalStepInput } from './types.js';
-import { announcedInputChars } from './types.js';
-import { approvalInputChars } from './types.js';
+import {
+  announcedInputChars,
+  type Approval,
+  ApprovalDecided,
+  type ApprovalDeps,
+  approvalInputChars,
+  type ApprovalRequestedDetail,
+  type ApprovalStepInput,
+  type RequestOutcome,
+} from './types.js';
 import { ruleFor } from './policy.js';
-import type { ApprovalDeps } from './types.js';
-import type { RequestOutcome } from './types.js';
 
 export const now = (clock?: () => Date) => (clock ?? (() => new Date()))().toISOString();
 

@@ -1,10 +1,7 @@
 /**
  * Approvals as `GET /runs/{runId}` shows them: the calls waiting, and the decisions made.
  */
-import type { Approval } from './types.js';
-import type { Decision } from './types.js';
-import type { DecisionView } from './types.js';
-import type { WaitingFor } from './types.js';
+import type { Approval, Decision, DecisionView, WaitingFor } from './types.js';
 
 /** A decision's reason, message and whether it edited the input, as the views show them. */
 export function notesOf(approval: Pick<Approval, 'reason' | 'message' | 'editedInput'>): { reason?: string; message?: string; edited?: true } {

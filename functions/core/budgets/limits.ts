@@ -5,8 +5,7 @@
  */
 import type { Usage } from '../model/messages.js';
 import type { Run } from '../runs/types.js';
-import type { Budget } from './types.js';
-import type { BudgetSettings } from './types.js';
+import type { Budget, BudgetSettings } from './types.js';
 
 /** The UTC day of a time, as the spend store keys it. */
 export function dayOf(time: Date | string): string {

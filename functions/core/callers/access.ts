@@ -3,12 +3,7 @@
  * else is answered as if the run did not exist.
  */
 import { createHash } from 'node:crypto';
-import type { Caller } from './types.js';
-import type { Owner } from './types.js';
-import type { Scope } from './types.js';
-import type { Access } from './types.js';
-import type { AccessPolicy } from './types.js';
-import type { Verdict } from './types.js';
+import type { Access, AccessPolicy, Caller, Owner, Scope, Verdict } from './types.js';
 
 /** Whether the caller holds a role: `admin` includes everything `approve` allows. */
 export function holds(caller: Pick<Caller, 'scopes'>, scope: Scope): boolean {

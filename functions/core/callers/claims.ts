@@ -2,14 +2,8 @@
  * The caller of a request or an event, read from what vouches for it: a JWT's claims, an IAM
  * principal's ARN, an event's source.
  */
-import { Caller } from './types.js';
-import { Forbidden } from './types.js';
-import type { Owner } from './types.js';
-import { Scope } from './types.js';
-import { Unauthenticated } from './types.js';
+import { Caller, type ClaimSettings, Forbidden, type IamSettings, type Owner, Scope, Unauthenticated } from './types.js';
 import { globMatches } from './access.js';
-import type { ClaimSettings } from './types.js';
-import type { IamSettings } from './types.js';
 
 /** The scopes of a token as Stepwise names them: `stepwise/approve`, `stepwise/admin`. */
 export const scopePrefix = 'stepwise/';

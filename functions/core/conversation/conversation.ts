@@ -6,14 +6,8 @@ import { type Owner } from '../callers/types.js';
 import { ownerKey } from '../callers/access.js';
 import type { AgentName } from '../agents/types.js';
 import { StepStateInvalid, StoredDataInvalid } from '../errors/errors.js';
-import type { ToolResultBlock } from '../model/messages.js';
-import { toolUses } from '../model/messages.js';
-import type { Compaction } from './types.js';
-import type { Conversation } from './types.js';
-import type { ConversationRecord } from './types.js';
-import type { ConversationStore } from './types.js';
-import type { StoredCall } from './types.js';
-import type { StoredMessage } from './types.js';
+import { type ToolResultBlock, toolUses } from '../model/messages.js';
+import type { Compaction, Conversation, ConversationRecord, ConversationStore, StoredCall, StoredMessage } from './types.js';
 
 /** How `Conversation.notRun` names call `index` of assistant message `seq`. */
 export function callKey(seq: number, index: number): string {

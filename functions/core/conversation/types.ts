@@ -6,8 +6,7 @@
  * call order (invariant 6).
  */
 import * as z from 'zod';
-import type { Message, ToolResultBlock, ToolUseBlock } from '../model/messages.js';
-import { ContentBlock, Role, StopReason, Usage } from '../model/messages.js';
+import { ContentBlock, type Message, Role, StopReason, type ToolResultBlock, type ToolUseBlock, Usage } from '../model/messages.js';
 
 /** Who wrote a message and in which step: the key that makes steps idempotent (invariant 3, docs/ARCHITECTURE.md). */
 /** A stored summary of the messages before `fromSeq`. */

@@ -16,11 +16,7 @@ import { isText } from '../model/messages.js';
 import { AgentName } from '../agents/types.js';
 import type { ForkedFrom, Run } from '../runs/types.js';
 import { truncatedTextNote } from '../conversation/next-message.js';
-import { ForkTooLarge } from './types.js';
-import { InvalidFork } from './types.js';
-import { maxForkFiles } from './types.js';
-import { maxForkItems } from './types.js';
-import type { ForkDeps } from './types.js';
+import { type ForkDeps, ForkTooLarge, InvalidFork, maxForkFiles, maxForkItems } from './types.js';
 
 /** The body of `POST /runs/{runId}/fork`, with the deployment's list of models applied when it has one. */
 export function forkBody(rules: RunRequestRules = {}) {

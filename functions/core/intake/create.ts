@@ -13,11 +13,7 @@ import { StepwiseError, messageOf } from '../errors/errors.js';
 import { zeroUsage } from '../model/messages.js';
 import type { Run } from '../runs/types.js';
 import type { CreateRunBody } from './request.js';
-import { IdempotencyConflict } from './types.js';
-import { RunIdTaken } from './types.js';
-import { SessionBusy } from './types.js';
-import type { CreateRunOptions } from './types.js';
-import type { IntakeDeps } from './types.js';
+import { type CreateRunOptions, IdempotencyConflict, type IntakeDeps, RunIdTaken, SessionBusy } from './types.js';
 
 /**
  * Cancels a running run: marks it cancelled, stops its executions, then announces it. `false`

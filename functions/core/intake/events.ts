@@ -6,14 +6,9 @@ import * as z from 'zod';
 import { type Caller, Forbidden } from '../callers/types.js';
 import { callerFromEvent } from '../callers/claims.js';
 import { StepwiseError, messageOf } from '../errors/errors.js';
-import { RunIdTaken } from './types.js';
-import { SessionBusy } from './types.js';
+import { type DeadLetters, type IntakeDeps, type IntakeOutcome, RunIdTaken, SessionBusy } from './types.js';
 import { createRun } from './create.js';
-import { runRequestedDetail } from './request.js';
-import { runRequestedDetailType } from './request.js';
-import type { DeadLetters } from './types.js';
-import type { IntakeDeps } from './types.js';
-import type { IntakeOutcome } from './types.js';
+import { runRequestedDetail, runRequestedDetailType } from './request.js';
 
 /**
  * Takes a `Stepwise Run Requested` event through the same validation and run creation as

@@ -8,9 +8,7 @@ import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { OutputRequest } from '../output/answer.js';
 import { noExternalTools } from '../tools/external/names.js';
-import { defaultMaxIterations } from './types.js';
-import { maxGoalChars } from './types.js';
-import type { RunRequestRules } from './types.js';
+import { defaultMaxIterations, maxGoalChars, type RunRequestRules } from './types.js';
 
 const modelId = z.string().min(1).max(200);
 

@@ -7,11 +7,7 @@
  */
 import { seqKey } from '../conversation/conversation.js';
 import type { PartialContent } from '../model/types.js';
-import type { LiveAttempt } from './types.js';
-import type { LiveChunk } from './types.js';
-import type { LiveKey } from './types.js';
-import type { LivePolicy } from './types.js';
-import type { LiveText } from './types.js';
+import type { LiveAttempt, LiveChunk, LiveKey, LivePolicy, LiveText } from './types.js';
 
 /** The sort key of an attempt in its run's partition: `<agent>#<seqKey(seq)>#<attempt>`. */
 export function liveSortKey(attempt: Pick<LiveAttempt, 'agent' | 'seq' | 'attempt'>): string {

@@ -11,9 +11,7 @@ import * as z from 'zod';
 import { describeErrors, validatorOf } from '../tools/json-schema.js';
 import type { ToolSpec } from '../model/types.js';
 import { type ToolUseBlock, toolResult } from '../model/messages.js';
-import { finalAnswerTool } from './types.js';
-import { outputLimits } from './types.js';
-import type { AnswerCheck } from './types.js';
+import { type AnswerCheck, finalAnswerTool, outputLimits } from './types.js';
 
 const bytes = (value: unknown) => new TextEncoder().encode(JSON.stringify(value)).length;
 

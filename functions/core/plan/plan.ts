@@ -4,8 +4,7 @@
  */
 import { type ParseError, parse as parseTolerant, printParseErrorCode } from 'jsonc-parser';
 import type * as z from 'zod';
-import { Plan } from './types.js';
-import type { ParsedPlan } from './types.js';
+import { type ParsedPlan, Plan } from './types.js';
 
 /** The plan as JSON text. */
 export function planToJSON(plan: Plan): string {

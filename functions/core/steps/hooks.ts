@@ -10,25 +10,18 @@
  *              ─> afterModel ─> (count) ─ afterCount ─> settle
  *   tool:      load call ─> beforeTool ─> run ─> afterTool ─> store
  */
-import type { AgentName } from '../agents/types.js';
-import type { ApprovalStore } from '../approvals/types.js';
+import type { AgentName, AgentProfile } from '../agents/types.js';
+import type { Approval, ApprovalStore } from '../approvals/types.js';
 import type { BudgetSettings, SpendStore } from '../budgets/types.js';
 import type { ContextPolicy } from '../compaction/types.js';
-import type { ConversationStore } from '../conversation/types.js';
+import type { Compaction, Conversation, ConversationStore, StoredMessage, Turn } from '../conversation/types.js';
 import type { LivePolicy, LiveText } from '../live/types.js';
-import type { ModelProvider, ModelSettings } from '../model/types.js';
-import type { RunStore } from '../runs/types.js';
-import type { ExternalTools } from '../tools/external/external-tools.js';
-import type { ToolRegistry } from '../tools/registry.js';
-import type { PlanStore, ToolLimits } from '../tools/types.js';
+import type { ModelProvider, ModelRequest, ModelResponse, ModelSettings, ToolSpec } from '../model/types.js';
+import type { RunControls, RunResult, RunStore, RunTotals } from '../runs/types.js';
+import type { PlanStore, ToolLimits, Tools } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
-import type { AgentProfile } from '../agents/types.js';
-import type { Approval } from '../approvals/types.js';
-import type { Compaction, Conversation, StoredMessage, Turn } from '../conversation/types.js';
 import type { ContentBlock, StopReason, ToolResultBlock, ToolUseBlock } from '../model/messages.js';
-import type { ModelRequest, ModelResponse, ToolSpec } from '../model/types.js';
-import type { RunControls, RunResult, RunTotals } from '../runs/types.js';
-import type { ToolCatalog } from '../tools/external/types.js';
+import type { ExternalToolsPort, ToolCatalog } from '../tools/external/types.js';
 import type { InferenceInput, InferenceResult, ToolInput } from './types.js';
 
 /** What every hook of an inference step sees: its input, its dependencies, and what it read first. */
@@ -160,7 +153,7 @@ export interface InferenceDeps {
   /** Which tools need approval in a run; none when absent. */
   approvals?: Pick<ApprovalStore, 'toolsFor'>;
   /** MCP and Lambda tools, listed once per run; none when absent. */
-  externalTools?: Pick<ExternalTools, 'forRun'>;
+  externalTools?: Pick<ExternalToolsPort, 'forRun'>;
   /** The daily limit per caller; none when absent. A run's own budget is on its record. */
   budgets?: Pick<BudgetSettings, 'dailyMaxUsd'>;
   /** What each caller's runs cost per day (needed for the daily limit). */
@@ -180,14 +173,14 @@ export interface ToolDeps {
   workspaceFor(runId: string): Workspace;
   /** Where `finish_plan` stores a plan; the run store in practice. */
   plans?: PlanStore;
-  tools?: (agent: AgentName) => ToolRegistry;
+  tools?: (agent: AgentName) => Tools;
   limits?: ToolLimits;
   /** The most characters of one tool output the model sees; longer output is cut with a note. */
   maxResultChars?: number;
   /** The decisions on gated calls. */
   approvals?: Pick<ApprovalStore, 'get' | 'decide'>;
   /** MCP and Lambda tools, as the run's stored catalog lists them; none when absent. */
-  externalTools?: Pick<ExternalTools, 'stored' | 'call'>;
+  externalTools?: Pick<ExternalToolsPort, 'stored' | 'call'>;
   clock?: () => Date;
   /** The features at its hook points, in order; `toolFeatures` when absent. */
   features?: readonly ToolFeature[];

@@ -9,8 +9,7 @@ import type { AgentProfile } from '../agents/types.js';
 import { findStep, planUserMessage, withAppended } from '../conversation/next-message.js';
 import type { Conversation, StoredMessage } from '../conversation/types.js';
 import { NotFound, StepStateInvalid } from '../errors/errors.js';
-import type { ContentBlock } from '../model/messages.js';
-import { toolUses } from '../model/messages.js';
+import { type ContentBlock, toolUses } from '../model/messages.js';
 import type { Run } from '../runs/types.js';
 import type { InferenceFeature, InferenceStep } from './hooks.js';
 

@@ -8,13 +8,11 @@ import { conversationIdOf } from '../conversation/conversation.js';
 import { type AgentName } from '../agents/types.js';
 import { textOf } from '../model/messages.js';
 import { ContextWindowExceeded } from '../model/types.js';
-import type { InferenceDeps } from './hooks.js';
+import type { InferenceDeps, ToolDeps } from './hooks.js';
 import type { InferenceResult } from './types.js';
 import { inferenceStep } from './inference.js';
-import type { ToolDeps } from './hooks.js';
 import { toolStep } from './tool.js';
-import { MaxIterationsExceeded } from './errors.js';
-import { ModelRefused } from './errors.js';
+import { MaxIterationsExceeded, ModelRefused } from './errors.js';
 
 export interface LoopOptions {
   runId: string;

@@ -15,8 +15,7 @@ import {
 import type { AgentName } from '../agents/types.js';
 import { type Run } from '../runs/types.js';
 import { encodeCursor } from './cursor.js';
-import type { Group } from './types.js';
-import type { PositionedEvent } from './types.js';
+import type { Group, PositionedEvent } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // Ids

@@ -4,8 +4,7 @@
  */
 import type { AgentName } from '../agents/types.js';
 import { InvalidCursor, type Run } from '../runs/types.js';
-import type { Group } from './types.js';
-import type { Position } from './types.js';
+import type { Group, Position } from './types.js';
 
 /** The agents of a run, in the order they work. */
 export function agentsOf(mode: Run['mode']): AgentName[] {

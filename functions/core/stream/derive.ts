@@ -18,27 +18,10 @@ import { isText, isToolUse, toolUses } from '../model/messages.js';
 import type { AgentName } from '../agents/types.js';
 import { agentPhases } from '../agents/phases.js';
 import { estimateCost } from '../model/prices.js';
-import { Sequence } from './agui.js';
+import { custom, idsOf, type MessageIds, Sequence, textContent, textEnd, textStart, toolArgs, toolEnd, toolStart } from './agui.js';
 import { agentsOf } from './cursor.js';
-import { attemptForm } from './live.js';
-import { closeBlocks } from './live.js';
-import { continuation } from './live.js';
-import { custom } from './agui.js';
-import { idsOf } from './agui.js';
-import { textContent } from './agui.js';
-import { textEnd } from './agui.js';
-import { textStart } from './agui.js';
-import { toolArgs } from './agui.js';
-import { toolEnd } from './agui.js';
-import { toolStart } from './agui.js';
-import type { AgentView } from './types.js';
-import type { AttemptForm } from './live.js';
-import type { Derivation } from './types.js';
-import type { MessageIds } from './agui.js';
-import type { OpenBlock } from './live.js';
-import type { StreamMessage } from './types.js';
-import type { StreamState } from './types.js';
-import type { Wait } from './types.js';
+import { attemptForm, type AttemptForm, closeBlocks, continuation, type OpenBlock } from './live.js';
+import type { AgentView, Derivation, StreamMessage, StreamState, Wait } from './types.js';
 
 // ---------------------------------------------------------------------------------------------
 // The derivation

@@ -4,10 +4,7 @@
  */
 import { StepwiseError } from '../errors/errors.js';
 import type { RunEventReader } from './reader.js';
-import type { FollowOptions } from './types.js';
-import type { FollowSettings } from './types.js';
-import type { StreamOutput } from './types.js';
-import type { TickResult } from './types.js';
+import type { FollowOptions, FollowSettings, StreamOutput, TickResult } from './types.js';
 
 /**
  * 250 ms while things change, growing by half each quiet read to 4 s: an idle run costs at most

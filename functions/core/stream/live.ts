@@ -6,13 +6,7 @@ import { type AGUIEvent } from '@ag-ui/core';
 import { completeJson } from './json-prefix.js';
 import type { LiveAttempt } from '../live/types.js';
 import { isText, isToolUse } from '../model/messages.js';
-import { textContent } from './agui.js';
-import { textEnd } from './agui.js';
-import { textStart } from './agui.js';
-import { toolArgs } from './agui.js';
-import { toolEnd } from './agui.js';
-import { toolStart } from './agui.js';
-import type { MessageIds } from './agui.js';
+import { type MessageIds, textContent, textEnd, textStart, toolArgs, toolEnd, toolStart } from './agui.js';
 import type { StreamMessage } from './types.js';
 
 // ---------------------------------------------------------------------------------------------

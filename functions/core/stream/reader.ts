@@ -22,11 +22,17 @@ import type { LiveAttempt, LiveFrom } from '../live/types.js';
 import { toolUses } from '../model/messages.js';
 import type { AgentName } from '../agents/types.js';
 import type { Run } from '../runs/types.js';
-import { type AgentView, type Derivation, type Position, type PositionedEvent, type StreamState } from './types.js';
+import {
+  type AgentView,
+  type Derivation,
+  type Position,
+  type PositionedEvent,
+  type RunEventSources,
+  type StreamState,
+  type TickResult,
+} from './types.js';
 import { agentsOf, comparePositions, parseCursor } from './cursor.js';
 import { deriveRunEvents } from './derive.js';
-import type { RunEventSources } from './types.js';
-import type { TickResult } from './types.js';
 
 /** One run's stream, read tick by tick from a store. */
 export class RunEventReader {

@@ -4,13 +4,11 @@
  */
 import { type AGUIEvent } from '@ag-ui/core';
 import { type Approval } from '../approvals/types.js';
-import type { LiveAttempt } from '../live/types.js';
+import type { LiveAttempt, LiveTexts } from '../live/types.js';
 import { type ContentBlock, type Role, type ToolResultBlock } from '../model/messages.js';
-import type { MessageMeta } from '../conversation/types.js';
+import { type ConversationRecord, type MessageMeta } from '../conversation/types.js';
 import type { AgentName } from '../agents/types.js';
 import { type Run } from '../runs/types.js';
-import { type ConversationRecord } from '../conversation/types.js';
-import type { LiveTexts } from '../live/types.js';
 
 /** One event of a run's stream and its cursor (the SSE `id`). */
 export interface PositionedEvent {

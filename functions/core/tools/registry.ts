@@ -7,9 +7,7 @@ import * as z from 'zod';
 import { InfrastructureError, messageOf } from '../errors/errors.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../model/messages.js';
 import type { ToolSpec } from '../model/types.js';
-import type { Tool } from './types.js';
-import type { ToolContext } from './types.js';
-import type { ToolLimits } from './types.js';
+import type { Tool, ToolContext, ToolLimits, Tools } from './types.js';
 
 export const defaultToolLimits: ToolLimits = { maxFileBytes: 10 * 1024 * 1024, maxListEntries: 1000 };
 
@@ -28,7 +26,7 @@ export function inputJsonSchema(tool: Tool): Record<string, unknown> {
 }
 
 /** A set of tools looked up by name. */
-export class ToolRegistry {
+export class ToolRegistry implements Tools {
   private readonly byName: Map<string, Tool>;
   private specsCache: ToolSpec[] | undefined;
 

@@ -2,6 +2,8 @@
  * Tools: a name, a description, a zod input schema and a `run`; what a tool may use while it runs.
  */
 import type * as z from 'zod';
+import type { ToolResultBlock, ToolUseBlock } from '../model/messages.js';
+import type { ToolSpec } from '../model/types.js';
 import type { Plan } from '../plan/types.js';
 import type { Workspace } from '../workspace/types.js';
 
@@ -37,4 +39,14 @@ export interface Tool<Schema extends z.ZodType = z.ZodType> {
   description: string;
   input: Schema;
   run(input: z.infer<Schema>, ctx: ToolContext): Promise<string>;
+}
+
+/** An agent's tools, as the steps use them (`ToolRegistry` is the implementation). */
+export interface Tools {
+  readonly names: string[];
+  get(name: string): Tool | undefined;
+  /** The tools for the model, in a stable order (so the prompt cache hits). */
+  specs(): ToolSpec[];
+  /** Runs one call; always answers with a result, saying whether the tool ran (invariant 5). */
+  attempt(call: ToolUseBlock, ctx: ToolContext, alsoAvailable?: readonly string[]): Promise<{ result: ToolResultBlock; ran: boolean }>;
 }

@@ -12,15 +12,18 @@ import * as z from 'zod';
 import type { AgentName } from '../../agents/types.js';
 import { InfrastructureError, messageOf } from '../../errors/errors.js';
 import type { ToolSpec } from '../../model/types.js';
-import type { ExternalTool } from './types.js';
-import { LambdaToolConfig } from './types.js';
-import { McpServerConfig } from './types.js';
-import type { ToolCatalog } from './types.js';
-import { defaultExternalAgents } from './types.js';
-import type { ExternalCallContext } from './types.js';
-import type { ExternalOutcome } from './types.js';
-import type { ToolCatalogStore } from './types.js';
-import type { ToolSource } from './types.js';
+import {
+  defaultExternalAgents,
+  type ExternalCallContext,
+  type ExternalOutcome,
+  type ExternalTool,
+  type ExternalToolsPort,
+  LambdaToolConfig,
+  McpServerConfig,
+  type ToolCatalog,
+  type ToolCatalogStore,
+  type ToolSource,
+} from './types.js';
 
 /**
  * The external tools of a deployment, checked as a whole: unique names, none taking a built-in
@@ -47,7 +50,7 @@ export function externalToolsConfig(reserved: readonly string[]) {
 }
 
 /** The external tools of runs: listed once per run, stored, and called by name. */
-export class ExternalTools {
+export class ExternalTools implements ExternalToolsPort {
   private readonly byId: Map<string, ToolSource>;
   private readonly cache = new Map<string, ToolCatalog>();
 

@@ -2,10 +2,7 @@
  * The names of external tools: `<server>__<tool>` for an MCP server's, the configured name for a
  * Lambda tool's, and which of them a deployment has.
  */
-import type { ToolCatalog } from './types.js';
-import { mcpSeparator } from './types.js';
-import { toolNamePattern } from './types.js';
-import type { ExternalToolNames } from './types.js';
+import { type ExternalToolNames, mcpSeparator, type ToolCatalog, toolNamePattern } from './types.js';
 
 /** A deployment with no external tools. */
 export const noExternalTools: ExternalToolNames = { mcpServers: [], lambdaTools: [] };

@@ -129,3 +129,13 @@ export interface ToolCatalogStore {
  * the tool's answer, so the state machine retries the step instead of the model seeing it.
  */
 export class ToolUnavailable extends named('ToolUnavailable') {}
+
+/** The run's external tools, as the steps use them (`ExternalTools` is the implementation). */
+export interface ExternalToolsPort {
+  /** The run's catalog: listed at its first model call and stored, then read back. */
+  forRun(runId: string): Promise<ToolCatalog>;
+  /** The run's stored catalog, if it was listed. */
+  stored(runId: string): Promise<ToolCatalog | undefined>;
+  /** Calls one tool of the catalog. */
+  call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome>;
+}
