@@ -1,7 +1,7 @@
 /**
  * Wiring of the model provider, shared by every inference bundle and free of provider SDKs. A
  * deployment picks one provider, and its inference function bundles only that provider's wiring
- * (`wiring-model-anthropic.ts` or `wiring-model-bedrock.ts`), so neither SDK rides along unused.
+ * (`model-anthropic.ts` or `model-bedrock.ts` beside this file), so neither SDK rides along unused.
  */
 import { type ModelProvider, ModelNotConfigured } from '../core/model/types.js';
 import { ScriptedModel } from '../adapters/model/scripted.js';

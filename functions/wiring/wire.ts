@@ -33,7 +33,7 @@ import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
 
-/** A JSON array in a variable; its items are checked where they are used (`wiring-external.ts`). */
+/** A JSON array in a variable; its items are checked where they are used (`wiring/external.ts`). */
 const jsonList = z
   .string()
   .default('[]')

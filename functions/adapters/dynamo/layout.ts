@@ -7,7 +7,7 @@
  *   idem#<ownerKey>:<key>   idempotency keys                      (intake.ts)
  *   session#<ownerKey>/<id> session locks                         (intake.ts)
  *   spend#<ownerKey>#<day>  what each run of an owner started that day cost (spend.ts)
- *   live#<runId>            the answers being generated, per model call (live-text.ts)
+ *   live#<runId>            the answers being generated, per model call (adapters/dynamo/live-text.ts)
  *
  * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
  * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
