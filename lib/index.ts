@@ -6,6 +6,8 @@ export {
   type StepwiseStateMachines,
 } from './stepwise-agents.js';
 export type { ApiAuth } from './front-door.js';
+export type { StepwiseBucketProps, StepwiseTableProps, StorageProps } from './storage.js';
+export type { EventBusSettings, StepwiseEventBusProps } from './event-bus.js';
 export { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 export { type ConsoleSettings, StepwiseStack, type StepwiseStackProps } from './stepwise-stack.js';
 export { type ConsoleSignIn, StepwiseConsole, type StepwiseConsoleProps } from './console.js';

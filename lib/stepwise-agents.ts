@@ -2,7 +2,7 @@ import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import type * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
-import * as events from 'aws-cdk-lib/aws-events';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -16,15 +16,20 @@ import { AgentLoop } from './agent-loop.js';
 import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
+import { type EventBusSettings, projectEventBus } from './event-bus.js';
 import { type ApiAuth, type BudgetProps, type CallerSettings, FrontDoor, budgetEnvironment } from './front-door.js';
 import { StepwiseFunction } from './function.js';
 import { Observability } from './observability.js';
 import { Orchestrator } from './orchestrator.js';
-import { Storage } from './storage.js';
+import { Storage, type StorageProps } from './storage.js';
 import { LiveStream } from './stream.js';
 
-/** How Stepwise is configured: the model, the API's auth, limits and where alarms go. */
-export interface StepwiseAgentsProps {
+/**
+ * How Stepwise is configured: the model, the API's auth, limits, where alarms go, and the table,
+ * bucket and event bus it creates or takes from you (`existingTableObj`, `existingBucketObj`,
+ * `existingEventBusObj`, or `tableProps`, `bucketProps`, `eventBusProps` to adjust its own).
+ */
+export interface StepwiseAgentsProps extends StorageProps, EventBusSettings {
   /**
    * Who answers the model calls: Anthropic's API (key in Secrets Manager), Amazon Bedrock (the
    * inference function's IAM role, no key), or `scripted` (turns replayed from a file, for tests).
@@ -157,16 +162,16 @@ export interface StepwiseFunctions {
  * default secret, the dashboard), so a stack holds one StepwiseAgents.
  */
 export class StepwiseAgents extends Construct {
-  /** Conversation memory, run records and approvals (one table, `pk`/`sk`). */
-  public readonly table: dynamodb.TableV2;
-  /** Run workspaces (`workspaces/<runId>/`) and large message bodies. */
-  public readonly bucket: s3.Bucket;
+  /** Conversation memory, run records and approvals (one table, `pk`/`sk`): created, or `existingTableObj`. */
+  public readonly table: dynamodb.ITable;
+  /** Run workspaces (`workspaces/<runId>/`) and large message bodies: created, or `existingBucketObj`. */
+  public readonly bucket: s3.IBucket;
   /** The HTTP API (output its `apiEndpoint`). */
   public readonly api: apigw.HttpApi;
   /** The function URL that streams run events (output its `url`); the HTTP API cannot stream. */
   public readonly streamUrl: lambda.FunctionUrl;
-  /** The project's event bus: run requests in, run completions and approval requests out. */
-  public readonly bus: events.EventBus;
+  /** The project's event bus: run requests in, run completions and approval requests out; created, or `existingEventBusObj`. */
+  public readonly bus: events.IEventBus;
   public readonly stateMachines: StepwiseStateMachines;
   public readonly functions: StepwiseFunctions;
   /** The CloudWatch dashboard of runs, iterations, tokens, tool errors, Lambdas and dead letters. */
@@ -205,8 +210,9 @@ export class StepwiseAgents extends Construct {
     const approvable = approvableTool(externalNames);
     const unknown = (props.approvalTools ?? []).filter((name) => !approvable(name));
     if (unknown.length) throw new Error(`approvalTools names unknown tools: ${unknown.join(', ')} (known: ${approvableToolsText(externalNames)}).`);
-    this.storage = new Storage(this, 'Storage');
+    this.storage = new Storage(this, 'Storage', props);
     const { table, bucket } = this.storage;
+    this.bus = projectEventBus(this, 'Bus', props);
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
 
     const provider = props.provider ?? 'anthropic';
@@ -291,7 +297,6 @@ export class StepwiseAgents extends Construct {
       });
     }
 
-    this.bus = new events.EventBus(this, 'Bus', { eventBusName: `${stackName}-events` });
     this.agentLoop = new AgentLoop(this, 'AgentLoop', {
       inference: this.inference.function,
       tool: this.tool.function,
@@ -310,6 +315,8 @@ export class StepwiseAgents extends Construct {
       bus: this.bus,
       timeout: runTimeout,
     });
+    // Its states read and write run records directly.
+    this.storage.grantTableKey(this.orchestrator.stateMachine, 'write');
 
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
       storage: this.storage,

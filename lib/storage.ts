@@ -1,37 +1,155 @@
-import { Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { type ItemFamily, itemFamilies, listedAttributes, runIndexes } from '../functions/adapters/dynamo/layout.js';
+import { eitherExistingOrProps, sameEnvironment, tableLayoutProblems } from './existing-resources.js';
+import { acknowledgeWildcardResource } from './wildcard-findings.js';
 
-export interface StorageProps {
+/** What may be changed of the table the construct creates: never its keys, indexes or TTL attribute, which the code relies on. */
+export interface StepwiseTableProps {
   /**
-   * What happens to the table and bucket when the stack is deleted.
+   * What happens to the table when the stack is deleted.
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * How the table is encrypted at rest. With a customer managed key, every function and state
+   * machine that reads or writes the table is granted the key's use (read: `kms:Decrypt`,
+   * `kms:DescribeKey`; write also `kms:Encrypt`, `kms:GenerateDataKey`, `kms:ReEncryptFrom`, `kms:ReEncryptTo`);
+   * the stack then needs an explicit Region, as a `TableV2` sets that key per replica.
+   * @default TableEncryptionV2.awsManagedKey()
+   */
+  readonly encryption?: dynamodb.TableEncryptionV2;
+  /**
+   * Point-in-time recovery (cdk-nag's AwsSolutions-DDB3 reports a table without it).
+   * @default { pointInTimeRecoveryEnabled: true }
+   */
+  readonly pointInTimeRecoverySpecification?: dynamodb.PointInTimeRecoverySpecification;
+  /**
+   * Whether the table refuses to be deleted, by the stack or anyone else.
+   * @default false
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * The table class.
+   * @default TableClass.STANDARD
+   */
+  readonly tableClass?: dynamodb.TableClass;
 }
 
-/** Conversation memory and workflow state (DynamoDB) and the run workspaces (S3). */
+/** What may be changed of the workspace bucket the construct creates. */
+export interface StepwiseBucketProps {
+  /**
+   * What happens to the bucket (and its access-log bucket) when the stack is deleted.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Where the bucket's server access logs go, e.g. your account's central log bucket; none is then created.
+   * @default a new access-log bucket beside it (SSL only, logs kept 90 days)
+   */
+  readonly serverAccessLogsBucket?: s3.IBucket;
+  /**
+   * The key prefix of the access logs.
+   * @default 'workspaces/'
+   */
+  readonly serverAccessLogsPrefix?: string;
+}
+
+/** Where Stepwise keeps its state: a table and a bucket it creates, or your own. */
+export interface StorageProps {
+  /**
+   * Your own table instead of a new one (`dynamodb.TableV2` or `Table`, or one imported with
+   * `TableV2.fromTableName`/`fromTableAttributes`). It must have the layout of
+   * `functions/adapters/dynamo/layout.ts`: string partition key `pk` and sort key `sk`; the global
+   * secondary indexes `runs-by-owner` (`ownerKey`), `runs-by-tenant` (`tenantKey`) and
+   * `running-by-owner` (`runningKey`), each with the string sort key `listKey` and projecting
+   * (INCLUDE) `runId`, `mode`, `goalPreview`, `status`, `phase`, `createdAt`, `updatedAt`,
+   * `estimatedCostUsd`, `approvals`, `owner`, or ALL; time to live on `expiresAt`. It must be in
+   * the stack's account and Region. Stepwise's items all start with its own key prefixes (`conv#`,
+   * `run#`, `idem#`, `session#`, `spend#`, `live#`, and `owner#`, `tenant#`, `running#` in the
+   * indexes), and its functions may touch only those: the table can hold other items too.
+   *
+   * A table created in this app is checked at synth; an imported one cannot be (its key schema
+   * is not in the template), so a wrong layout shows only when runs fail. If it is encrypted with
+   * a customer managed key, import it with `fromTableAttributes({ encryptionKey })` so its use is
+   * granted. The construct changes nothing of the table: no removal policy, backups or indexes.
+   * @default a new `TableV2` with that layout, on demand, point-in-time recovery, AWS managed key, retained on delete
+   */
+  readonly existingTableObj?: dynamodb.ITable;
+  /**
+   * Adjusts the table the construct creates; not with `existingTableObj`.
+   * @default {} (the defaults of each prop)
+   */
+  readonly tableProps?: StepwiseTableProps;
+  /**
+   * Your own bucket for run workspaces instead of a new one. Stepwise writes only under its key
+   * prefixes: `workspaces/<runId>/` (tool files), `conversations/` and `runs/` (large message
+   * bodies and goals); the workspace role and the per-run session policy of tool calls cover
+   * `workspaces/` alone. It must be in the stack's account and Region and encrypted with SSE-S3 or
+   * the AWS managed key: a customer managed key is refused, since a tool call's session policy
+   * grants S3 actions only. The construct adds no bucket policy, logging, versioning or lifecycle
+   * rule to a bucket it did not create: enforce SSL and block public access on it yourself.
+   * @default a new bucket: SSE-S3, SSL only, public access blocked, versioned (old versions kept 30 days), access logs in a bucket beside it, retained on delete
+   */
+  readonly existingBucketObj?: s3.IBucket;
+  /**
+   * Adjusts the bucket the construct creates; not with `existingBucketObj`.
+   * @default {} (the defaults of each prop)
+   */
+  readonly bucketProps?: StepwiseBucketProps;
+}
+
+/** The KMS actions a table encrypted with a customer managed key asks of its readers, and of its writers. */
+const tableKeyActions = {
+  read: ['kms:Decrypt', 'kms:DescribeKey'],
+  write: ['kms:Decrypt', 'kms:DescribeKey', 'kms:Encrypt', 'kms:GenerateDataKey', 'kms:ReEncryptFrom', 'kms:ReEncryptTo'],
+};
+
+/** Conversation memory and workflow state (DynamoDB) and the run workspaces (S3): created, or your own. */
 export class Storage extends Construct {
   /** One table, item families by key prefix (`functions/adapters/dynamo/layout.ts`), with three indexes over run records. */
-  public readonly table: dynamodb.TableV2;
+  public readonly table: dynamodb.ITable;
   /** Workspaces under `workspaces/<runId>/`, large message bodies under `conversations/` and `runs/`. */
-  public readonly bucket: s3.Bucket;
+  public readonly bucket: s3.IBucket;
 
   constructor(scope: Construct, id: string, props: StorageProps = {}) {
     super(scope, id);
-    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    eitherExistingOrProps(['existingTableObj', props.existingTableObj], ['tableProps', props.tableProps]);
+    eitherExistingOrProps(['existingBucketObj', props.existingBucketObj], ['bucketProps', props.bucketProps]);
+    if (props.existingTableObj) {
+      sameEnvironment(this, 'existingTableObj', props.existingTableObj);
+      // Read when the app is synthesized, not now: indexes may still be added to the table after it is passed.
+      const table = props.existingTableObj;
+      this.node.addValidation({
+        validate: () => tableLayoutProblems(table).map((problem) => `existingTableObj does not have the layout Stepwise uses: ${problem}.`),
+      });
+    }
+    if (props.existingBucketObj) {
+      sameEnvironment(this, 'existingBucketObj', props.existingBucketObj);
+      if (props.existingBucketObj.encryptionKey) {
+        throw new Error(
+          'existingBucketObj is encrypted with a customer managed KMS key: tool calls reach workspaces with a per-run session policy that grants S3 actions only. Use SSE-S3 or the AWS managed key.',
+        );
+      }
+    }
+    this.table = props.existingTableObj ?? this.createTable(props.tableProps ?? {});
+    this.bucket = props.existingBucketObj ?? this.createBucket(props.bucketProps ?? {});
+  }
 
-    this.table = new dynamodb.TableV2(this, 'Table', {
+  private createTable(props: StepwiseTableProps): dynamodb.TableV2 {
+    return new dynamodb.TableV2(this, 'Table', {
       partitionKey: { name: 'pk', type: dynamodb.AttributeType.STRING },
       sortKey: { name: 'sk', type: dynamodb.AttributeType.STRING },
       billing: dynamodb.Billing.onDemand(),
-      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
-      encryption: dynamodb.TableEncryptionV2.awsManagedKey(),
+      pointInTimeRecoverySpecification: props.pointInTimeRecoverySpecification ?? { pointInTimeRecoveryEnabled: true },
+      encryption: props.encryption ?? dynamodb.TableEncryptionV2.awsManagedKey(),
       timeToLiveAttribute: 'expiresAt',
-      removalPolicy,
+      removalPolicy: props.removalPolicy ?? RemovalPolicy.RETAIN,
+      ...(props.deletionProtection !== undefined ? { deletionProtection: props.deletionProtection } : {}),
+      ...(props.tableClass ? { tableClass: props.tableClass } : {}),
       globalSecondaryIndexes: Object.values(runIndexes).map((index) => ({
         indexName: index.name,
         partitionKey: { name: index.partitionKey, type: dynamodb.AttributeType.STRING },
@@ -40,7 +158,23 @@ export class Storage extends Construct {
         nonKeyAttributes: listedAttributes,
       })),
     });
+  }
 
+  private createBucket(props: StepwiseBucketProps): s3.Bucket {
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    return new s3.Bucket(this, 'Workspaces', {
+      encryption: s3.BucketEncryption.S3_MANAGED,
+      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      versioned: true,
+      serverAccessLogsBucket: props.serverAccessLogsBucket ?? this.createAccessLogs(removalPolicy),
+      serverAccessLogsPrefix: props.serverAccessLogsPrefix ?? 'workspaces/',
+      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
+      removalPolicy,
+    });
+  }
+
+  private createAccessLogs(removalPolicy: RemovalPolicy): s3.Bucket {
     const accessLogs = new s3.Bucket(this, 'AccessLogs', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
@@ -52,17 +186,7 @@ export class Storage extends Construct {
       id: 'AwsSolutions-S1',
       reason: 'This is the access-log bucket itself; logging it to itself would loop.',
     });
-
-    this.bucket = new s3.Bucket(this, 'Workspaces', {
-      encryption: s3.BucketEncryption.S3_MANAGED,
-      blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,
-      enforceSSL: true,
-      versioned: true,
-      serverAccessLogsBucket: accessLogs,
-      serverAccessLogsPrefix: 'workspaces/',
-      lifecycleRules: [{ noncurrentVersionExpiration: Duration.days(30) }],
-      removalPolicy,
-    });
+    return accessLogs;
   }
 
   /** Read and append conversation items and large bodies: the inference and tool steps. */
@@ -165,9 +289,18 @@ export class Storage extends Construct {
     });
   }
 
+  /**
+   * The use of the table's customer managed key, if it has one: `read` or `write`. Every item grant
+   * below adds it; the orchestrator's direct DynamoDB calls need it too.
+   */
+  grantTableKey(grantee: iam.IGrantable, access: 'read' | 'write'): void {
+    this.table.encryptionKey?.grant(grantee, ...tableKeyActions[access]);
+  }
+
   /** Item actions on the table, only on the items whose partition key starts with one of `families`. */
   private grantItems(grantee: iam.IGrantable, actions: string[], families: ItemFamily[]): void {
     iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.table.tableArn], conditions: leadingKeys(families) });
+    this.grantTableKey(grantee, actions.some((action) => writeActions.has(action)) ? 'write' : 'read');
   }
 
   /** `Query` on the run indexes, only in partitions of `families`. */
@@ -176,19 +309,20 @@ export class Storage extends Construct {
       .filter((index) => families.includes(index.family))
       .map((index) => `${this.table.tableArn}/index/${index.name}`);
     iam.Grant.addToPrincipal({ grantee, actions: ['dynamodb:Query'], resourceArns: indexArns, conditions: leadingKeys(families) });
+    this.grantTableKey(grantee, 'read');
   }
 
   private grantObjects(grantee: iam.IGrantable, prefix: string, actions: string[]): void {
-    iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [this.bucket.arnForObjects(prefix)] });
-    const bucketId = Stack.of(this).getLogicalId(this.bucket.node.defaultChild as s3.CfnBucket);
+    const arn = this.bucket.arnForObjects(prefix);
+    iam.Grant.addToPrincipal({ grantee, actions, resourceArns: [arn] });
     const principal = grantee.grantPrincipal;
     if (!Construct.isConstruct(principal)) return;
-    Validations.of(principal).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${bucketId}.Arn>/${prefix}]`,
-      reason: `Object keys under ${prefix.replace('/*', '/')} are created at run time; the grant covers that prefix only.`,
-    });
+    acknowledgeWildcardResource(principal, arn, `Object keys under ${prefix.replace('/*', '/')} are created at run time; the grant covers that prefix only.`);
   }
 }
+
+/** The item actions that write, whose grants carry the table key's write actions. */
+const writeActions = new Set(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
 
 /** An IAM condition: every partition key the request touches starts with one of the families' prefixes. */
 function leadingKeys(families: ItemFamily[]): Record<string, Record<string, string[]>> {

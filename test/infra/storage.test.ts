@@ -1,5 +1,6 @@
 import { Match } from 'aws-cdk-lib/assertions';
-import { describe, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { listedAttributes } from '../../functions/adapters/dynamo/layout.js';
 import { stepwiseStack } from '../support/template.js';
 
 const { template } = stepwiseStack();
@@ -25,5 +26,51 @@ describe('Storage', () => {
     template.hasResourceProperties('AWS::S3::BucketPolicy', {
       PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
     });
+  });
+
+  it('keeps the logical ids and properties of a stack deployed before resources could be brought, so nothing stateful is replaced', () => {
+    const resources = (type: string) => template.findResources(type) as Record<string, { Properties: unknown; DeletionPolicy?: string }>;
+    expect(Object.keys(resources('AWS::DynamoDB::GlobalTable'))).toEqual(['StorageTableB43FDCE7']);
+    expect(Object.keys(resources('AWS::S3::Bucket')).sort()).toEqual(['StorageAccessLogs96FB524C', 'StorageWorkspacesEA25CA2E']);
+    expect(Object.keys(resources('AWS::Events::EventBus'))).toEqual(['BusEA82B648']);
+
+    const index = (name: string, partitionKey: string) => ({
+      IndexName: name,
+      KeySchema: [
+        { AttributeName: partitionKey, KeyType: 'HASH' },
+        { AttributeName: 'listKey', KeyType: 'RANGE' },
+      ],
+      Projection: { NonKeyAttributes: listedAttributes, ProjectionType: 'INCLUDE' },
+    });
+    const table = resources('AWS::DynamoDB::GlobalTable').StorageTableB43FDCE7;
+    expect(table?.DeletionPolicy).toBe('Retain');
+    expect(table?.Properties).toEqual({
+      AttributeDefinitions: ['pk', 'sk', 'ownerKey', 'listKey', 'tenantKey', 'runningKey'].map((name) => ({ AttributeName: name, AttributeType: 'S' })),
+      BillingMode: 'PAY_PER_REQUEST',
+      GlobalSecondaryIndexes: [index('runs-by-owner', 'ownerKey'), index('runs-by-tenant', 'tenantKey'), index('running-by-owner', 'runningKey')],
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      Replicas: [
+        {
+          GlobalSecondaryIndexes: [{ IndexName: 'runs-by-owner' }, { IndexName: 'runs-by-tenant' }, { IndexName: 'running-by-owner' }],
+          PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+          Region: { Ref: 'AWS::Region' },
+        },
+      ],
+      SSESpecification: { SSEEnabled: true, SSEType: 'KMS' },
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+    });
+    const bucket = resources('AWS::S3::Bucket').StorageWorkspacesEA25CA2E;
+    expect(bucket?.DeletionPolicy).toBe('Retain');
+    expect(bucket?.Properties).toEqual({
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      LifecycleConfiguration: { Rules: [{ NoncurrentVersionExpiration: { NoncurrentDays: 30 }, Status: 'Enabled' }] },
+      LoggingConfiguration: { DestinationBucketName: { Ref: 'StorageAccessLogs96FB524C' }, LogFilePrefix: 'workspaces/' },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      VersioningConfiguration: { Status: 'Enabled' },
+    });
+    expect(resources('AWS::Events::EventBus').BusEA82B648?.Properties).toEqual({ Name: 'Stepwise-events' });
   });
 });
