@@ -12,7 +12,7 @@ import { errorTable, transientErrorNames } from '../../functions/core/errors/tab
 import * as events from '../../functions/core/runs/events.js';
 import * as fork from '../../functions/core/fork/types.js';
 import * as intake from '../../functions/core/intake/types.js';
-import * as loop from '../../functions/core/steps/errors.js';
+import * as loop from '../../functions/core/steps/types.js';
 import * as model from '../../functions/core/model/types.js';
 import * as runs from '../../functions/core/runs/types.js';
 import * as stepInput from '../../functions/core/steps/input.js';

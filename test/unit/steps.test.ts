@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
-import { MaxIterationsExceeded, ModelRefused } from '../../functions/core/steps/errors.js';
+import { MaxIterationsExceeded, ModelRefused } from '../../functions/core/steps/types.js';
 import { runAgentLoop } from '../../functions/core/steps/loop.js';
 import { type Message, toolResult } from '../../functions/core/model/messages.js';
 import type { ModelRequest } from '../../functions/core/model/types.js';

@@ -1,7 +1,7 @@
 /** Structured output: the caller's JSON Schema checked at intake, and a final answer that must validate before the run succeeds. */
 import { describe, expect, it } from 'vitest';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
-import { MaxIterationsExceeded } from '../../functions/core/steps/errors.js';
+import { MaxIterationsExceeded } from '../../functions/core/steps/types.js';
 import { runAgentLoop } from '../../functions/core/steps/loop.js';
 import { checkAnswer, finalAnswerNudge, schemaProblems } from '../../functions/core/output/answer.js';
 import { finalAnswerTool, outputLimits } from '../../functions/core/output/types.js';

@@ -9,10 +9,9 @@ import { type AgentName } from '../agents/types.js';
 import { textOf } from '../model/messages.js';
 import { ContextWindowExceeded } from '../model/types.js';
 import type { InferenceDeps, ToolDeps } from './hooks.js';
-import type { InferenceResult } from './types.js';
+import { type InferenceResult, MaxIterationsExceeded, ModelRefused } from './types.js';
 import { inferenceStep } from './inference.js';
 import { toolStep } from './tool.js';
-import { MaxIterationsExceeded, ModelRefused } from './errors.js';
 
 export interface LoopOptions {
   runId: string;

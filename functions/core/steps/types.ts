@@ -3,6 +3,7 @@
  * ids and a few numbers (invariant 1, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
+import { named } from '../errors/errors.js';
 import { StopReason } from '../model/messages.js';
 import { AgentName } from '../agents/types.js';
 
@@ -81,3 +82,8 @@ export const ToolStepResult = z.object({ toolUseId: z.string(), isError: z.boole
 
 export type ToolStepResult = z.infer<typeof ToolStepResult>;
 
+/** The agent reached its iteration limit without finishing (invariant 9): the loop's `Catch` fails the run with it. */
+export class MaxIterationsExceeded extends named('MaxIterationsExceeded') {}
+
+/** The model declined to go on (stop reason `refusal`): the run fails, running none of that turn's tools. */
+export class ModelRefused extends named('ModelRefused') {}
