@@ -305,9 +305,16 @@ describe('the stepwise command', () => {
       inputs: Record<string, unknown>;
       outputs: Record<string, { imports: { path: string; kind: string }[] }>;
     };
-    expect(Object.keys(meta.inputs).sort()).toEqual(['bin/cli/client.ts', 'bin/cli/describe.ts', 'bin/cli/watch.ts', 'bin/stepwise.ts', 'functions/core/agents/phases.ts']);
+    expect(Object.keys(meta.inputs).sort()).toEqual([
+      'bin/cli/client.ts',
+      'bin/cli/describe.ts',
+      'bin/cli/watch.ts',
+      'bin/stepwise.ts',
+      'functions/api/client.ts',
+      'functions/core/agents/phases.ts',
+    ]);
     const imports = meta.outputs['dist/stepwise.mjs']?.imports ?? [];
     const loaded = (kind: string) => imports.filter((i) => i.kind === kind).map((i) => i.path).sort();
-    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander', 'eventsource-parser/stream'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
+    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander', 'eventsource-parser/stream', 'hono/client'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
   });
 });
