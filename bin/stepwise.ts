@@ -60,7 +60,8 @@ function streamClient(): ApiClient {
 /** Watches a run to its end (live text as it comes, unless --json), then prints its result and files. */
 async function watchToEnd(runId: string, after?: string): Promise<void> {
   const api = client();
-  const run = await watch(streamClient(), runId, {
+  // The events from the stream endpoint; the run's final state from the API (a stream URL serves only the stream).
+  const run = await watch({ events: streamClient().events, getRun: api.getRun }, runId, {
     ...(json() ? { out: () => undefined } : { command: commandLine() }),
     ...(after ? { after } : {}),
   });
