@@ -6,10 +6,10 @@
  * API's answers for scripts.
  */
 import { Command, InvalidArgumentError, Option } from 'commander';
-import type { DecisionRecorded } from '../functions/core/approvals/types.js';
+import type { ApiClient } from '../functions/api/client.js';
 import type { RunView } from '../functions/api/schemas.js';
 import type { RunSummary } from '../functions/core/runs/types.js';
-import { ApiFailure, StepwiseClient, isHttpUrl, localEndpoint, runPath } from './cli/client.js';
+import { ApiError, cliClient, isHttpUrl, localEndpoint, localToken } from './cli/client.js';
 import { describeWaiting, shellWord } from './cli/describe.js';
 import { watch } from './cli/watch.js';
 
@@ -36,30 +36,36 @@ function endpoint(value: string): string {
   return value;
 }
 
-/** The one client of every command: --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT. */
-function client(): StepwiseClient {
+/** Where every command's requests go: --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT. */
+function target() {
   const { endpoint, region, token } = program.opts<{ endpoint?: string; region?: string; token?: string }>();
-  return new StepwiseClient({ endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}), ...(token ? { token } : {}) });
+  return { endpoint: endpoint ?? localEndpoint(), ...(region ? { region } : {}), ...(token ? { token } : {}) };
+}
+
+/** The one client of every command. */
+function client(): ApiClient {
+  return cliClient(target());
 }
 
 /**
  * The client that reads event streams: the stream endpoint when one is named (deployed, a Lambda
  * function URL, SigV4-signed for `lambda`), else the API's own.
  */
-function streamClient(): StepwiseClient {
+function streamClient(): ApiClient {
   const { streamEndpoint, region, token } = program.opts<{ streamEndpoint?: string; region?: string; token?: string }>();
   if (!streamEndpoint) return client();
-  return new StepwiseClient({ endpoint: streamEndpoint, service: 'lambda', ...(region ? { region } : {}), ...(token ? { token } : {}) });
+  return cliClient({ endpoint: streamEndpoint, service: 'lambda', ...(region ? { region } : {}), ...(token ? { token } : {}) });
 }
 
 /** Watches a run to its end (live text as it comes, unless --json), then prints its result and files. */
 async function watchToEnd(runId: string, after?: string): Promise<void> {
   const api = client();
-  const run = await watch(streamClient(), runId, {
+  // The events from the stream endpoint; the run's final state from the API (a stream URL serves only the stream).
+  const run = await watch({ events: streamClient().events, getRun: api.getRun }, runId, {
     ...(json() ? { out: () => undefined } : { command: commandLine() }),
     ...(after ? { after } : {}),
   });
-  const files = await api.call<{ items: { path: string; size: number }[] }>('GET', runPath(run.runId, '/files'));
+  const files = await api.files(run.runId);
   print({ run, files: files.items }, () => summary(run, files.items));
   if (run.status !== 'succeeded') process.exitCode = 1;
 }
@@ -108,7 +114,8 @@ program
   .option('--idempotency-key <key>', 'repeat-safe key for this request')
   .option('--require-approval <tools>', 'tools whose calls wait for your approval, comma-separated (e.g. write_file,edit_file)', toolList)
   .option('--follow', 'show progress until the run ends, then the result and files', false)
-  .action(async (goalWords: string[], opts: { mode: string; session?: string; maxIterations?: number; idempotencyKey?: string; requireApproval?: string[]; follow: boolean }) => {
+  // The API judges --mode (its refusal names the modes it takes).
+  .action(async (goalWords: string[], opts: { mode: 'single' | 'multi'; session?: string; maxIterations?: number; idempotencyKey?: string; requireApproval?: string[]; follow: boolean }) => {
     const api = client();
     const body = {
       goal: goalWords.join(' '),
@@ -117,7 +124,7 @@ program
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
       ...(opts.requireApproval ? { approvals: { tools: opts.requireApproval } } : {}),
     };
-    const started = await api.call<{ runId: string }>('POST', '/runs', body, opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {});
+    const started = await api.startRun(body, opts.idempotencyKey);
     await showStarted(started, opts.follow);
   });
 
@@ -140,7 +147,7 @@ program
   .option('--max-iterations <n>', 'iteration limit of the fork', positiveInt)
   .option('--idempotency-key <key>', 'repeat-safe key for this request')
   .option('--follow', 'show progress until the fork ends, then the result and files', false)
-  .action(async (runId: string, opts: { from: number; goal?: string; agent?: string; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
+  .action(async (runId: string, opts: { from: number; goal?: string; agent?: 'architect' | 'coder'; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
     const api = client();
     const body = {
       fromSeq: opts.from,
@@ -148,7 +155,7 @@ program
       ...(opts.agent ? { agent: opts.agent } : {}),
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
     };
-    const started = await api.call<{ runId: string }>('POST', runPath(runId, '/fork'), body, opts.idempotencyKey ? { 'Idempotency-Key': opts.idempotencyKey } : {});
+    const started = await api.forkRun(runId, body, opts.idempotencyKey);
     await showStarted(started, opts.follow);
   });
 
@@ -167,7 +174,7 @@ program
   .description("a run's state")
   .argument('<runId>')
   .action(async (runId: string) => {
-    const run = await client().call<RunView>('GET', runPath(runId));
+    const run = await client().getRun(runId);
     print(run, () => summary(run));
     if (run.status === 'failed') process.exitCode = 1;
   });
@@ -177,12 +184,12 @@ program
   .description("a run's transcript")
   .argument('<runId>')
   .option('--agent <agent>', 'single, architect or coder')
-  .action(async (runId: string, opts: { agent?: string }) => {
-    const items: { seq: number; agent: string; role: string; content: { type: string; text?: string; name?: string; input?: unknown; content?: string }[] }[] = [];
+  // The API judges --agent (its refusal names the agents).
+  .action(async (runId: string, opts: { agent?: 'single' | 'architect' | 'coder' }) => {
+    const items: Awaited<ReturnType<ApiClient['messages']>>['items'] = [];
     let cursor: string | undefined;
     do {
-      const query = new URLSearchParams({ ...(opts.agent ? { agent: opts.agent } : {}), ...(cursor ? { cursor } : {}) }).toString();
-      const page = await client().call<{ items: typeof items; nextCursor?: string }>('GET', runPath(runId, `/messages${query ? `?${query}` : ''}`));
+      const page = await client().messages(runId, { ...(opts.agent ? { agent: opts.agent } : {}), ...(cursor ? { cursor } : {}) });
       items.push(...page.items);
       cursor = page.nextCursor;
     } while (cursor);
@@ -203,7 +210,7 @@ program
   .description("the files a run's workspace holds")
   .argument('<runId>')
   .action(async (runId: string) => {
-    const files = await client().call<{ items: { path: string; size: number }[] }>('GET', runPath(runId, '/files'));
+    const files = await client().files(runId);
     print(files, () => files.items.map((f) => `${f.path}\t${f.size}`).join('\n') || '(no files)');
   });
 
@@ -213,8 +220,7 @@ program
   .argument('<runId>')
   .argument('<path>')
   .action(async (runId: string, path: string) => {
-    const text = await client().call<string>('GET', runPath(runId, `/files/${path.split('/').map(encodeURIComponent).join('/')}`));
-    process.stdout.write(typeof text === 'string' ? text : JSON.stringify(text));
+    process.stdout.write(await (await client().file(runId, path)).text());
   });
 
 program
@@ -222,7 +228,7 @@ program
   .description('cancel a running run')
   .argument('<runId>')
   .action(async (runId: string) => {
-    const answer = await client().call<{ runId: string; status: string }>('POST', runPath(runId, '/cancel'));
+    const answer = await client().cancelRun(runId);
     print(answer, () => `${answer.runId} ${answer.status}`);
   });
 
@@ -233,14 +239,13 @@ program
   .option('--limit <n>', 'runs per page (1-100)', positiveInt)
   .option('--cursor <cursor>', 'the page after the one that printed this cursor')
   .option('--tenant', "every run of your tenant, not only yours", false)
-  .action(async (opts: { status?: string; limit?: number; cursor?: string; tenant: boolean }) => {
-    const query = new URLSearchParams({
+  .action(async (opts: { status?: RunSummary['status']; limit?: number; cursor?: string; tenant: boolean }) => {
+    const page = await client().listRuns({
       ...(opts.status ? { status: opts.status } : {}),
       ...(opts.limit ? { limit: String(opts.limit) } : {}),
       ...(opts.cursor ? { cursor: opts.cursor } : {}),
-      ...(opts.tenant ? { scope: 'tenant' } : {}),
+      ...(opts.tenant ? { scope: 'tenant' as const } : {}),
     });
-    const page = await client().call<{ items: RunSummary[]; nextCursor?: string }>('GET', `/runs${query.size ? `?${query}` : ''}`);
     print(page, () => {
       const lines = page.items.map(
         (r) =>
@@ -258,8 +263,8 @@ program
   .requiredOption('--sub <subject>', 'who the caller is')
   .option('--tenant <tenant>', "the caller's tenant")
   .addOption(new Option('--scope <role...>', 'roles: approve (decide approvals, read the tenant\'s runs), admin (also cancel them)').choices(['approve', 'admin']))
-  .action(async (opts: { sub: string; tenant?: string; scope?: string[] }) => {
-    const answer = await client().call<{ token: string }>('POST', '/_local/tokens', {
+  .action(async (opts: { sub: string; tenant?: string; scope?: ('approve' | 'admin')[] }) => {
+    const answer = await localToken(target(), {
       sub: opts.sub,
       ...(opts.tenant ? { tenant: opts.tenant } : {}),
       ...(opts.scope ? { scopes: opts.scope } : {}),
@@ -283,7 +288,7 @@ for (const decision of ['approve', 'deny'] as const) {
     .option('--message <text>', decision === 'deny' ? 'what the model reads instead of the reason' : 'what the model reads after the tool\'s output');
   if (decision === 'approve') command.option('--input <json>', 'run the call with this input instead (a JSON object, checked against the tool\'s schema)', jsonObject);
   command.action(async (runId: string, toolUseId: string, opts: { reason?: string; message?: string; input?: Record<string, unknown> }) => {
-    const answer = await client().call<DecisionRecorded>('POST', runPath(runId, `/approvals/${encodeURIComponent(toolUseId)}`), {
+    const answer = await client().decide(runId, toolUseId, {
       decision,
       ...(opts.reason ? { reason: opts.reason } : {}),
       ...(opts.message ? { message: opts.message } : {}),
@@ -316,8 +321,8 @@ function summary(run: RunView, files?: { path: string; size: number }[]): string
 }
 
 program.parseAsync().catch((error: unknown) => {
-  if (error instanceof ApiFailure) {
-    process.stderr.write(`error: ${error.code}: ${error.message}\n`);
+  if (error instanceof ApiError) {
+    process.stderr.write(`error: ${error.code}: ${error.detail}\n`);
   } else {
     process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
   }

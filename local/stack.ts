@@ -29,6 +29,7 @@ import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from '
 import { startSfnApi } from './stand-ins/sfn-api.js';
 import { startLoopbackServer } from './stand-ins/http-server.js';
 import { consoleRoutes, withConsole } from './console.js';
+import { localEventRoutes, localTokenRoutes } from './routes.js';
 import { builtinTools } from '../functions/core/tools/builtin/builtin.js';
 
 export interface LocalStackOptions {
@@ -228,21 +229,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         failedInvocation(request, error);
       }
     };
-    app = createApi({
-      ...api,
-      localTokens: { issue: (request) => issuer.issue(request) },
-      localEvents: {
-        // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
-        async put(entry) {
-          const [eventId] = runtime.putEvents([entry]);
-          const event = runtime.events.find((e) => e.id === eventId);
-          if (event) await deliver(event);
-          return { Entries: [{ EventId: eventId }], FailedEntryCount: 0 };
-        },
-        list: () => runtime.events,
-        deadLetters: () => deadLetters,
-      },
-    });
+    app = createApi(api)
+      .route('/', localTokenRoutes({ issue: (request) => issuer.issue(request) }))
+      .route(
+        '/',
+        localEventRoutes({
+          // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
+          async put(entry) {
+            const [eventId] = runtime.putEvents([entry]);
+            const event = runtime.events.find((e) => e.id === eventId);
+            if (event) await deliver(event);
+            return { Entries: [{ EventId: eventId }], FailedEntryCount: 0 };
+          },
+          list: () => runtime.events,
+          deadLetters: () => deadLetters,
+        }),
+      );
     // The console at /console/, signing callers in through the local issuer.
     app = withConsole(
       app,

@@ -1,18 +1,13 @@
 /**
- * The CLI's HTTP client: plain fetch against the local server, SigV4-signed requests (the
- * standard AWS credential chain) against a deployed API with IAM auth.
+ * How the CLI reaches the API: the shared client (functions/api/client.ts) over plain fetch
+ * against the local server, SigV4-signed requests (the standard AWS credential chain) against a
+ * deployed API with IAM auth, or a bearer token.
  */
-/** An error answer of the API, shown as one line. */
-export class ApiFailure extends Error {
-  override readonly name = 'ApiFailure';
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-  ) {
-    super(message);
-  }
-}
+import { type ApiClient, type ApiClientOptions, apiClient, parseResponse, routesClient } from '../../functions/api/client.js';
+import type { TokenRequest } from '../../functions/core/callers/types.js';
+import type { LocalTokenRoutes } from '../../local/routes.js';
+
+export { ApiError } from '../../functions/api/client.js';
 
 export interface ClientOptions {
   endpoint: string;
@@ -25,7 +20,7 @@ export interface ClientOptions {
   service?: string;
 }
 
-export type Fetch = (url: string, init?: RequestInit) => Promise<Response>;
+type Fetch = NonNullable<ApiClientOptions['fetch']>;
 
 /** The local server as `npm run dev` serves it: `http://127.0.0.1:$PORT`, PORT defaulting to 8787. */
 export function localEndpoint(port = process.env.PORT): string {
@@ -41,28 +36,30 @@ export function isHttpUrl(value: string): boolean {
   return URL.canParse(value) && ['http:', 'https:'].includes(new URL(value).protocol);
 }
 
-/** The API path of a run, its id escaped so that any id names that run. */
-export function runPath(runId: string, rest = ''): string {
-  return `/runs/${encodeURIComponent(runId)}${rest}`;
-}
-
+/** Whether an endpoint is on this machine (the local server): its requests are not signed. */
 export function isLoopback(endpoint: string): boolean {
   const host = new URL(endpoint).hostname;
   return host === 'localhost' || host === '::1' || host === '[::1]' || /^127\./.test(host);
 }
 
-export class StepwiseClient {
-  private readonly base: string;
-  private fetcher: Fetch | undefined;
+/** How the CLI's requests travel to `options.endpoint`. */
+function transport(options: ClientOptions): ApiClientOptions {
+  const base = options.endpoint.replace(/\/+$/, '');
+  const sign = options.sign ?? (options.token === undefined && !isLoopback(options.endpoint));
+  const token = options.token;
+  return {
+    base,
+    ...(sign ? { fetch: signed(options) } : {}),
+    ...(token ? { headers: () => ({ authorization: `Bearer ${token}` }) } : {}),
+    unreachable: (cause) =>
+      `cannot reach ${base} (${cause instanceof Error ? cause.message : String(cause)})${isLoopback(base) ? '; is "npm run dev" running on that port?' : ''}`,
+  };
+}
 
-  constructor(private readonly options: ClientOptions) {
-    this.base = options.endpoint.replace(/\/+$/, '');
-  }
-
-  private async fetchFn(): Promise<Fetch> {
-    if (this.fetcher) return this.fetcher;
-    const sign = this.options.sign ?? (this.options.token === undefined && !isLoopback(this.options.endpoint));
-    if (!sign) return (this.fetcher = (url, init) => fetch(url, init));
+/** A fetch that signs each request with SigV4, the signer and credentials loaded on first use. */
+function signed(options: ClientOptions): Fetch {
+  let signer: Promise<Fetch> | undefined;
+  const load = async (): Promise<Fetch> => {
     // Loaded only to sign: a command against the local server starts without them.
     const [{ fromNodeProviderChain }, { AwsClient }] = await Promise.all([import('@aws-sdk/credential-providers'), import('aws4fetch')]);
     const credentials = await fromNodeProviderChain()();
@@ -70,64 +67,27 @@ export class StepwiseClient {
       accessKeyId: credentials.accessKeyId,
       secretAccessKey: credentials.secretAccessKey,
       ...(credentials.sessionToken ? { sessionToken: credentials.sessionToken } : {}),
-      service: this.options.service ?? 'execute-api',
-      ...(this.options.region ? { region: this.options.region } : {}),
+      service: options.service ?? 'execute-api',
+      ...(options.region ? { region: options.region } : {}),
     });
-    return (this.fetcher = (url, init) => aws.fetch(url, init));
-  }
-
-  /** Calls the API and returns the answer; an error answer throws `ApiFailure`. */
-  async call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    const res = await this.send(method, path, body, headers);
-    const text = await res.text();
-    const type = res.headers.get('content-type') ?? '';
-    return (type.includes('application/json') ? JSON.parse(text) : text) as T;
-  }
-
-  /**
-   * Opens a response to read as it arrives (the event stream); an error answer throws
-   * `ApiFailure`, an unreachable server `ApiFailure` with status 0.
-   */
-  open(path: string, headers: Record<string, string> = {}, signal?: AbortSignal): Promise<Response> {
-    return this.send('GET', path, undefined, { accept: 'text/event-stream', ...headers }, signal);
-  }
-
-  private async send(method: string, path: string, body: unknown, headers: Record<string, string>, signal?: AbortSignal): Promise<Response> {
-    const fetchFn = await this.fetchFn();
-    let res: Response;
-    try {
-      res = await fetchFn(`${this.base}${path}`, {
-        method,
-        headers: {
-          ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-          ...(this.options.token ? { authorization: `Bearer ${this.options.token}` } : {}),
-          ...headers,
-        },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        ...(signal ? { signal } : {}),
-      });
-    } catch (error) {
-      if (signal?.aborted) throw error;
-      const hint = isLoopback(this.base) ? '; is "npm run dev" running on that port?' : '';
-      throw new ApiFailure(0, 'Unreachable', `cannot reach ${this.base} (${error instanceof Error ? error.message : String(error)})${hint}`);
-    }
-    if (!res.ok) throw failureOf(res.status, res.statusText, await res.text());
-    return res;
-  }
+    return (input, init) => aws.fetch(input, init);
+  };
+  return async (input, init) => {
+    // A failed load is tried again by the next request.
+    signer ??= load().catch((error: unknown) => {
+      signer = undefined;
+      throw error;
+    });
+    return (await signer)(input, init);
+  };
 }
 
-/** An error answer as one `ApiFailure`: the API's `{ error: { code, message, issues } }`, else the text. */
-function failureOf(status: number, statusText: string, text: string): ApiFailure {
-  let code = `HTTP${status}`;
-  let message = text || statusText;
-  try {
-    const parsed = JSON.parse(text) as { error?: { code: string; message: string; issues?: { path: string; message: string }[] }; message?: string };
-    if (parsed.error) {
-      code = parsed.error.code;
-      message = parsed.error.message + (parsed.error.issues?.length ? ` (${parsed.error.issues.map((i) => `${i.path}: ${i.message}`).join('; ')})` : '');
-    } else if (parsed.message) message = parsed.message;
-  } catch {
-    // not JSON: keep the text
-  }
-  return new ApiFailure(status, code, message);
+/** The API client of a command. */
+export function cliClient(options: ClientOptions): ApiClient {
+  return apiClient(transport(options));
+}
+
+/** Asks the local server's issuer for a token (`POST /_local/tokens`, `npm run dev` only). */
+export function localToken(options: ClientOptions, request: TokenRequest): Promise<{ token: string }> {
+  return parseResponse(routesClient<LocalTokenRoutes>(transport(options))._local.tokens.$post({ json: request }));
 }

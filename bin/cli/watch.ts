@@ -6,10 +6,11 @@
  * resumed from the last event id, so nothing is printed twice and nothing is missed.
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';
+import type { ApiClient } from '../../functions/api/client.js';
 import type { RunView } from '../../functions/api/schemas.js';
 import type { AgentName } from '../../functions/core/agents/types.js';
 import { agentPhases } from '../../functions/core/agents/phases.js';
-import { ApiFailure, type StepwiseClient, runPath } from './client.js';
+import { ApiError } from './client.js';
 import { describeToolCall, describeWaiting } from './describe.js';
 
 /** One stream event as the CLI reads it: the AG-UI `type` and the fields it uses. */
@@ -51,7 +52,7 @@ export type WatchEnd = { ended: true; lastEventId?: string } | { ended: false; l
  * Prints a run's events until it ends, reconnecting after a dropped stream with `Last-Event-ID`.
  * Returns the last event id and whether the run ended.
  */
-export async function watchEvents(client: StepwiseClient, runId: string, options: WatchOptions = {}): Promise<WatchEnd> {
+export async function watchEvents(client: Pick<ApiClient, 'events'>, runId: string, options: WatchOptions = {}): Promise<WatchEnd> {
   const printer = new Printer(runId, options.out ?? ((text) => process.stdout.write(text)), options.command ?? 'stepwise');
   const deadline = Date.now() + (options.timeoutMs ?? 24 * 60 * 60 * 1000);
   const maxReconnects = options.maxReconnects ?? 8;
@@ -61,8 +62,8 @@ export async function watchEvents(client: StepwiseClient, runId: string, options
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), Math.max(0, deadline - Date.now()));
     try {
-      const res = await client.open(runPath(runId, '/events'), lastEventId ? { 'last-event-id': lastEventId } : {}, controller.signal);
-      if (!res.body) throw new ApiFailure(0, 'Unreachable', 'the event stream had no body');
+      const res = await client.events(runId, { after: lastEventId, signal: controller.signal });
+      if (!res.body) throw new ApiError(0, 'Unreachable', 'the event stream had no body');
       const events = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream());
       for await (const message of events) {
         const event = JSON.parse(message.data) as StreamEvent;
@@ -82,7 +83,7 @@ export async function watchEvents(client: StepwiseClient, runId: string, options
         return { ended: false, ...(lastEventId ? { lastEventId } : {}) };
       }
       // An answer (404, 401, …) will not change by asking again; a dropped connection may.
-      if (error instanceof ApiFailure && error.status !== 0 && error.status < 500) throw error;
+      if (error instanceof ApiError && error.status !== 0 && error.status < 500) throw error;
       failures += 1;
       if (failures > maxReconnects) throw error;
       const wait = Math.min(5_000, (options.backoffMs ?? 250) * 2 ** (failures - 1));
@@ -98,10 +99,10 @@ export async function watchEvents(client: StepwiseClient, runId: string, options
 }
 
 /** Watches a run to its end and returns its final state, printing as `watchEvents` does. */
-export async function watch(client: StepwiseClient, runId: string, options: WatchOptions = {}): Promise<RunView> {
+export async function watch(client: Pick<ApiClient, 'events' | 'getRun'>, runId: string, options: WatchOptions = {}): Promise<RunView> {
   const out = options.out ?? ((text: string) => process.stdout.write(text));
   await watchEvents(client, runId, { ...options, out });
-  const run = await client.call<RunView>('GET', runPath(runId));
+  const run = await client.getRun(runId);
   const iterations = Object.entries(run.iterations).map(([a, n]) => `${a} ${n}`).join(', ');
   out(`${run.status} · iterations: ${iterations || 'none'} · tokens: ${run.usage.inputTokens} in, ${run.usage.outputTokens} out\n`);
   return run;

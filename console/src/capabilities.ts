@@ -51,8 +51,9 @@ export function capabilitiesOf(doc: Document): Capabilities {
 let loaded: Promise<Capabilities> | undefined;
 
 /** This API's capabilities, read once per page load. */
-export function capabilities(api: Pick<ApiClient, 'json'>): Promise<Capabilities> {
-  loaded ??= api.json<Document>('GET', '/openapi.json').then(capabilitiesOf, () => {
+export function capabilities(api: Pick<ApiClient, 'document'>): Promise<Capabilities> {
+  // The document's route declares no schema of it: read as the OpenAPI document it is.
+  loaded ??= api.document().then((doc) => capabilitiesOf(doc as Document), () => {
     loaded = undefined; // asked again next time (a sign-in may have been missing)
     return basicCapabilities;
   });

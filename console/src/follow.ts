@@ -3,7 +3,7 @@
  * by reading the REST routes every second or so while the run runs (docs/ARCHITECTURE.md, "The
  * console"). Either way the page gets a `Transcript`, folded by the same code.
  */
-import { type ApiClient, ApiError, runPath } from './api.js';
+import { type ApiClient, ApiError } from './api.js';
 import { type MessageRecord, type RunRecord, snapshotEvents } from './snapshot.js';
 import { followStream } from './stream.js';
 import { type Transcript, applyEvent, emptyTranscript, foldEvents } from './transcript.js';
@@ -61,7 +61,7 @@ export function followRun(api: ApiClient, runId: string, callbacks: FollowCallba
     while (!signal.aborted) {
       let running = true;
       try {
-        const run = await api.json<RunRecord>('GET', runPath(runId));
+        const run: RunRecord = await api.getRun(runId);
         const messages = await readMessages(api, runId);
         if (signal.aborted) return;
         callbacks.onRecord?.(run);
@@ -89,7 +89,7 @@ export function followRun(api: ApiClient, runId: string, callbacks: FollowCallba
     callbacks.onMode?.({ kind: 'connecting' });
     const end = await followStream({
       api,
-      path: runPath(runId, '/events'),
+      runId,
       signal,
       onEvent: (event, id) => {
         transcript = applyEvent(transcript, event, id);
@@ -109,14 +109,11 @@ export function followRun(api: ApiClient, runId: string, callbacks: FollowCallba
 }
 
 /** Every message of the run, page after page. */
-export async function readMessages(api: Pick<ApiClient, 'json'>, runId: string): Promise<MessageRecord[]> {
+export async function readMessages(api: Pick<ApiClient, 'messages'>, runId: string): Promise<MessageRecord[]> {
   const items: MessageRecord[] = [];
   let cursor: string | undefined;
   do {
-    const page = await api.json<{ items: MessageRecord[]; nextCursor?: string }>(
-      'GET',
-      runPath(runId, `/messages${cursor ? `?cursor=${encodeURIComponent(cursor)}` : ''}`),
-    );
+    const page = await api.messages(runId, cursor ? { cursor } : {});
     items.push(...page.items);
     cursor = page.nextCursor;
   } while (cursor);

@@ -17,9 +17,9 @@ import type { StreamEvent } from './transcript.js';
 export type StreamEnd = 'ended' | 'unavailable' | 'aborted';
 
 export interface FollowStreamOptions {
-  api: Pick<ApiClient, 'open'>;
-  /** The stream's path, `/runs/<id>/events`. */
-  path: string;
+  api: Pick<ApiClient, 'events'>;
+  /** The run whose stream this is. */
+  runId: string;
   /** Called with each event and its id, in order, each once. */
   onEvent: (event: StreamEvent, id: string | undefined) => void;
   /** Whether the stream is open or being reopened (for the page's status line). */
@@ -37,17 +37,14 @@ const endTypes = new Set(['RUN_FINISHED', 'RUN_ERROR']);
 
 /** Follows the stream until the run ends (`ended`), the route is missing (`unavailable`) or `signal` aborts (`aborted`). */
 export async function followStream(options: FollowStreamOptions): Promise<StreamEnd> {
-  const { api, path, signal } = options;
+  const { api, runId, signal } = options;
   let lastId = options.after;
   let failures = 0;
   let everOpened = false;
   while (!signal.aborted) {
     let received = 0;
     try {
-      const res = await api.open(path, {
-        headers: { accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
-        signal,
-      });
+      const res = await api.events(runId, { after: lastId, signal });
       if (!/^text\/event-stream\b/i.test(res.headers.get('content-type') ?? '')) {
         await res.body?.cancel().catch(() => undefined);
         if (!everOpened) return 'unavailable';

@@ -58,6 +58,7 @@ export const MessagesQuery = z
     cursor: z.string().regex(/^\d{1,10}$/, 'must be a cursor from a previous page').optional(),
   })
   .strict();
+export type MessagesQuery = z.infer<typeof MessagesQuery>;
 
 export const MessagesPage = z
   .object({
@@ -65,6 +66,7 @@ export const MessagesPage = z
     nextCursor: z.string().optional(),
   })
   .meta({ id: 'MessagesPage' });
+export type MessagesPage = z.infer<typeof MessagesPage>;
 
 export const FilesPage = z
   .object({ items: z.array(z.object({ path: z.string(), size: z.number().int() })), truncated: z.boolean().optional() })

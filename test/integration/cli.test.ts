@@ -1,8 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { createAdaptorServer } from '@hono/node-server';
+import { Hono } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
+import { streamRoutesOf } from '../../functions/api/stream-routes.js';
+import { startLoopbackServer } from '../../local/stand-ins/http-server.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
@@ -205,6 +210,24 @@ describe('the stepwise CLI', () => {
     expect([notUrl.code, notUrl.stderr]).toEqual([1, expect.stringContaining("value 'localhost:8787' from env 'STEPWISE_ENDPOINT' is invalid. must be an http(s) URL")]);
   }, 60_000);
 
+  it('follows a run on --stream-endpoint, which serves the stream routes alone, and reads the rest from --endpoint', async () => {
+    const run = await local.run(`${local.book.add('cli-stream-endpoint', { turn: say('ok') })} Say ok.`);
+    // As deployed: the stream function's URL answers the stream routes and 404 to any other.
+    const upstream = new Hono().all('*', (c) => {
+      const { pathname, search } = new URL(c.req.url);
+      return fetch(new URL(`${pathname}${search}`, local.stack.url), { headers: c.req.raw.headers });
+    });
+    const streamOnly = await startLoopbackServer(createAdaptorServer({ fetch: streamRoutesOf(upstream).fetch }) as Server);
+    try {
+      const { code, stdout, stderr } = await cli('--stream-endpoint', streamOnly.url, 'watch', run.runId);
+      expect(stderr).toBe('');
+      expect(code).toBe(0);
+      expect(stdout).toMatch(/^succeeded · iterations: single 1 · /m);
+    } finally {
+      await streamOnly.close();
+    }
+  }, 60_000);
+
   it('names any run id in its requests as given, escaped, so the API judges the id itself', async () => {
     // Unescaped, `a/b?c` would reach another route (or none); escaped, the run route refuses the id.
     const refusal = 'error: ValidationFailed: The path parameter runId is invalid. (runId: must be 1-80 letters, digits, "_" or "-")\n';
@@ -305,9 +328,16 @@ describe('the stepwise command', () => {
       inputs: Record<string, unknown>;
       outputs: Record<string, { imports: { path: string; kind: string }[] }>;
     };
-    expect(Object.keys(meta.inputs).sort()).toEqual(['bin/cli/client.ts', 'bin/cli/describe.ts', 'bin/cli/watch.ts', 'bin/stepwise.ts', 'functions/core/agents/phases.ts']);
+    expect(Object.keys(meta.inputs).sort()).toEqual([
+      'bin/cli/client.ts',
+      'bin/cli/describe.ts',
+      'bin/cli/watch.ts',
+      'bin/stepwise.ts',
+      'functions/api/client.ts',
+      'functions/core/agents/phases.ts',
+    ]);
     const imports = meta.outputs['dist/stepwise.mjs']?.imports ?? [];
     const loaded = (kind: string) => imports.filter((i) => i.kind === kind).map((i) => i.path).sort();
-    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander', 'eventsource-parser/stream'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
+    expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander', 'eventsource-parser/stream', 'hono/client'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
   });
 });

@@ -32,7 +32,7 @@ async function follow(base: string, options: { onConnection?: (state: string) =>
   let t = emptyTranscript();
   const end = await followStream({
     api: apiClient({ base, authorization: () => 'Bearer token-1' }),
-    path: '/runs/run-stream-1/events',
+    runId: 'run-stream-1',
     signal: AbortSignal.timeout(10_000),
     backoffMs: 5,
     onEvent: (event, id) => {

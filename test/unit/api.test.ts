@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxFileResponseBytes } from '../../functions/api/app.js';
+import { localEventRoutes } from '../../local/routes.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { memoryApi } from '../support/api.js';
 
@@ -255,7 +256,8 @@ describe('GET /openapi.json', () => {
   });
 
   it('describes exactly the routes the app serves, except the local-only /_local/* ones', async () => {
-    const api = memoryApi({ localEvents: { put: async () => ({}), list: () => [], deadLetters: () => [] } });
+    const api = memoryApi();
+    api.app.route('/', localEventRoutes({ put: async () => ({}), list: () => [], deadLetters: () => [] }));
     // Hono writes `/runs/:runId/files/:path{.+}`; OpenAPI writes `/runs/{runId}/files/{path}`.
     // Middleware (the caller, read on every /runs route) is registered as `ALL`; it is not a route.
     const served = new Set(api.app.routes.filter((r) => r.method !== 'ALL').map((r) => `${r.method} ${r.path.replace(/:(\w+)(\{[^}]*\})?/g, '{$1}')}`));

@@ -6,7 +6,7 @@
 import { type IncomingMessage, type Server, type ServerResponse, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ApiFailure, StepwiseClient } from '../../bin/cli/client.js';
+import { ApiError, cliClient } from '../../bin/cli/client.js';
 import { watchEvents } from '../../bin/cli/watch.js';
 
 const runId = 'run-watch';
@@ -85,7 +85,7 @@ afterEach(async () => {
 async function watched(fixture: Fixture, options: Parameters<typeof watchEvents>[2] = {}): Promise<{ text: string; ids: (string | undefined)[]; end: Awaited<ReturnType<typeof watchEvents>> }> {
   let text = '';
   const ids: (string | undefined)[] = [];
-  const end = await watchEvents(new StepwiseClient({ endpoint: fixture.url }), runId, {
+  const end = await watchEvents(cliClient({ endpoint: fixture.url }), runId, {
     out: (piece) => (text += piece),
     onEvent: (id) => ids.push(id),
     backoffMs: 1,
@@ -126,7 +126,7 @@ describe('stepwise watch', () => {
 
   it('gives up after too many failed connections in a row', async () => {
     const fixture = await serve(() => 0);
-    await expect(watched(fixture, { maxReconnects: 2 })).rejects.toBeInstanceOf(ApiFailure);
+    await expect(watched(fixture, { maxReconnects: 2 })).rejects.toBeInstanceOf(ApiError);
     expect(fixture.resumedFrom).toHaveLength(3);
   });
 

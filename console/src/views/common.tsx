@@ -90,10 +90,7 @@ export function formatBytes(n: number): string {
 
 /** What went wrong, in a sentence, from an API error or anything else. */
 export function messageOf(error: unknown): string {
-  if (error instanceof ApiError) {
-    const issues = error.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
-    return issues ? `${error.message} (${issues})` : error.message;
-  }
+  if (error instanceof ApiError) return error.detail;
   return error instanceof Error ? error.message : String(error);
 }
 

@@ -4,7 +4,7 @@
  * through a Blob rather than a plain link.
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
-import { type ApiClient, filePath, runPath } from '../api.js';
+import type { ApiClient } from '../api.js';
 import { renderMarkdown } from '../markdown.js';
 import { ErrorNote, formatBytes } from './common.js';
 
@@ -28,7 +28,7 @@ export function FilesPanel({ api, runId, revision }: { api: ApiClient; runId: st
   useEffect(() => {
     let current = true;
     api
-      .json<{ items: FileEntry[]; truncated?: boolean }>('GET', runPath(runId, '/files'))
+      .files(runId)
       .then((page) => {
         if (!current) return;
         setFiles(page.items);
@@ -40,7 +40,7 @@ export function FilesPanel({ api, runId, revision }: { api: ApiClient; runId: st
     };
   }, [api, runId, revision]);
 
-  const bytesOf = async (path: string) => new Uint8Array(await (await api.open(filePath(runId, path))).arrayBuffer());
+  const bytesOf = async (path: string) => new Uint8Array(await (await api.file(runId, path)).arrayBuffer());
 
   const show = async (file: FileEntry) => {
     setError(undefined);

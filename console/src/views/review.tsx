@@ -5,7 +5,7 @@
  * Review page lists every waiting call the caller may decide: its tenant's for reviewers, else its own.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { type ApiClient, ApiError, runPath } from '../api.js';
+import { type ApiClient, ApiError } from '../api.js';
 import { type Capabilities, basicCapabilities, capabilities } from '../capabilities.js';
 import { readMessages } from '../follow.js';
 import type { MessageRecord, RunRecord } from '../snapshot.js';
@@ -54,7 +54,7 @@ export function ReviewCard({ api, call, showRun, onDecided }: { api: ApiClient; 
     // The API takes a message to the model where it can; otherwise a denial's words are its reason, which the model reads.
     const note = words ? (caps.decisionMessage ? { message: words } : decision === 'deny' ? { reason: words } : {}) : {};
     try {
-      await api.json('POST', runPath(call.runId, `/approvals/${encodeURIComponent(call.toolCallId)}`), { decision, ...note, ...(input ? { input } : {}) });
+      await api.decide(call.runId, call.toolCallId, { decision, ...note, ...(input ? { input } : {}) });
       onDecided();
     } catch (e) {
       setError(e);
@@ -156,17 +156,17 @@ export function ReviewPage({ api }: { api: ApiClient }) {
       let page: { items: { runId: string; waitingFor: number }[] };
       let used = scope;
       try {
-        page = await api.json('GET', `/runs?status=running&limit=100&scope=${used}`);
+        page = await api.listRuns({ status: 'running', limit: '100', scope: used });
       } catch (e) {
         // Only reviewers and admins may list their tenant's runs; others review their own.
         if (!(e instanceof ApiError && e.status === 403 && used === 'tenant')) throw e;
         used = 'mine';
         setScope('mine');
-        page = await api.json('GET', '/runs?status=running&limit=100&scope=mine');
+        page = await api.listRuns({ status: 'running', limit: '100', scope: 'mine' });
       }
       const found: { run: RunRecord; call: WaitingCall }[] = [];
       for (const item of page.items.filter((i) => i.waitingFor > 0)) {
-        const run = await api.json<RunRecord>('GET', runPath(item.runId));
+        const run: RunRecord = await api.getRun(item.runId);
         if (!run.waitingFor?.length) continue;
         const messages = await readMessages(api, item.runId);
         for (const w of run.waitingFor) found.push({ run, call: { ...locate(messages, w.toolUseId), runId: run.runId, toolCallId: w.toolUseId, tool: w.name, input: fullInput(messages, w.toolUseId) ?? w.input } });

@@ -3,7 +3,7 @@
  * multi-agent run, the transcript as it happens, the workspace's files, usage and cost, and Cancel.
  */
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
-import { type ApiClient, type ApiError, runPath } from '../api.js';
+import type { ApiClient, ApiError } from '../api.js';
 import { type FollowMode, type RunFollower, followRun } from '../follow.js';
 import { renderMarkdown } from '../markdown.js';
 import type { RunRecord } from '../snapshot.js';
@@ -83,7 +83,7 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
     setCancelling(true);
     setActionError(undefined);
     try {
-      await api.json('POST', runPath(runId, '/cancel'));
+      await api.cancelRun(runId);
       follower.current?.refresh();
     } catch (e) {
       setActionError(e);

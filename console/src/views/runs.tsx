@@ -18,7 +18,8 @@ export interface RunSummary {
   estimatedCostUsd: number;
 }
 
-const statuses = ['running', 'succeeded', 'failed', 'cancelled'];
+const statuses = ['running', 'succeeded', 'failed', 'cancelled'] as const;
+type Status = (typeof statuses)[number];
 
 export function RunsPage({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
   return (
@@ -64,7 +65,7 @@ function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
     };
     setBusy(true);
     try {
-      const started = await api.json<{ runId: string }>('POST', '/runs', body);
+      const started = await api.startRun(body);
       navigate(runHref(started.runId));
     } catch (e) {
       setError(e);
@@ -150,17 +151,15 @@ function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
 }
 
 function RunsList({ api }: { api: ApiClient }) {
-  const [status, setStatus] = useState('');
+  const [status, setStatus] = useState<Status | ''>('');
   const [items, setItems] = useState<RunSummary[] | undefined>();
   const [next, setNext] = useState<string | undefined>();
   const [more, setMore] = useState<RunSummary[]>([]);
   const [error, setError] = useState<unknown>();
 
-  const query = (cursor?: string) =>
-    `/runs?limit=20${status ? `&status=${status}` : ''}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`;
+  const listPage = (cursor?: string) => api.listRuns({ limit: '20', ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) });
   const load = useCallback(() => {
-    api
-      .json<{ items: RunSummary[]; nextCursor?: string }>('GET', query())
+    listPage()
       .then((page) => {
         setItems(page.items);
         setNext((current) => (more.length ? current : page.nextCursor));
@@ -174,9 +173,9 @@ function RunsList({ api }: { api: ApiClient }) {
   const loadMore = async () => {
     if (!next) return;
     try {
-      const page = await api.json<{ items: RunSummary[]; nextCursor?: string }>('GET', query(next));
-      setMore([...more, ...page.items]);
-      setNext(page.nextCursor);
+      const after = await listPage(next);
+      setMore([...more, ...after.items]);
+      setNext(after.nextCursor);
     } catch (e) {
       setError(e);
     }
@@ -189,7 +188,7 @@ function RunsList({ api }: { api: ApiClient }) {
         <h2 id="runs-heading">Your runs</h2>
         <label class="filter">
           Status{' '}
-          <select value={status} onChange={(e) => setStatus(e.currentTarget.value)}>
+          <select value={status} onChange={(e) => setStatus(e.currentTarget.value as Status | '')}>
             <option value="">All</option>
             {statuses.map((s) => (
               <option key={s} value={s}>

@@ -1,0 +1,37 @@
+/** `POST /agui`: one turn for an AG-UI client, started as `POST /runs` starts a run, answered with its event stream. */
+import { createRoute } from '@hono/zod-openapi';
+import { createRun } from '../../core/intake/create.js';
+import { ClientRunId } from '../../core/intake/request.js';
+import { json, jsonBody, refusal, routes } from '../middleware.js';
+import { AguiRunInput, answerStream, eventStream, runBodyOf } from '../stream.js';
+import type { ApiDeps } from '../types.js';
+
+/** The AG-UI route. */
+export function aguiRoutes(deps: ApiDeps) {
+  return routes().openapi(
+    createRoute({
+      method: 'post',
+      path: '/agui',
+      summary: 'Run one turn for an AG-UI client and stream its events',
+      description:
+        'Takes an AG-UI RunAgentInput: `threadId` is the session, the last user message the goal, `forwardedProps.stepwise` the other `POST /runs` fields (mode single). ' +
+        'Starts the run as `POST /runs` does (a `runId` that is a valid Stepwise run id makes a repeat start it once) and answers with its event stream.',
+      middleware: [jsonBody] as const,
+      request: { body: { required: true, content: json(AguiRunInput) } },
+      responses: {
+        200: eventStream,
+        400: refusal('Invalid input; `issues` names each bad field.'),
+        409: refusal('The thread has a running run, or the run id is taken.'),
+        429: refusal('Too many runs running.'),
+      },
+    }),
+    async (c) => {
+      const input = c.req.valid('json');
+      const runId = ClientRunId.safeParse(input.runId).success ? input.runId : undefined;
+      const started = await createRun(runBodyOf(input, deps), deps, { caller: c.var.caller, ...(runId ? { runId } : {}) });
+      const run = await deps.runs.get(started.runId);
+      if (!run) throw new Error(`Run ${started.runId} vanished after it was created.`);
+      return answerStream(c, run, undefined, deps);
+    },
+  );
+}

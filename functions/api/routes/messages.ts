@@ -1,0 +1,45 @@
+/** `GET /runs/{runId}/messages`: a run's transcript, in pages. */
+import { createRoute } from '@hono/zod-openapi';
+import type { AgentName } from '../../core/agents/types.js';
+import { conversationIdOf } from '../../core/conversation/conversation.js';
+import type { ConversationStore } from '../../core/conversation/types.js';
+import type { Run } from '../../core/runs/types.js';
+import { json, noRun, refusal, routes, runParams, withRun } from '../middleware.js';
+import { MessagesPage, MessagesQuery } from '../schemas.js';
+import type { ApiDeps } from '../types.js';
+
+const pageSize = 100;
+
+/** The transcript route. */
+export function messageRoutes(deps: ApiDeps) {
+  return routes().openapi(
+    createRoute({
+      method: 'get',
+      path: '/runs/{runId}/messages',
+      summary: "A run's transcript, in pages",
+      middleware: [withRun('read', deps)] as const,
+      request: { params: runParams, query: MessagesQuery },
+      responses: { 200: { description: 'One page of messages.', content: json(MessagesPage) }, 400: refusal('Invalid query.'), ...noRun },
+    }),
+    async (c) => c.json(await messagesPage(c.var.run, c.req.valid('query'), deps.conversations), 200),
+  );
+}
+
+/**
+ * The run's own messages (a session's conversation holds earlier runs' too), of one agent or of
+ * all the run's agents in turn, after the cursor: the index of the last message of the page before.
+ */
+async function messagesPage(run: Run, query: MessagesQuery, conversations: ConversationStore): Promise<MessagesPage> {
+  const agents: AgentName[] = query.agent ? [query.agent] : run.mode === 'single' ? ['single'] : ['architect', 'coder'];
+  const after = query.cursor === undefined ? -1 : Number(query.cursor);
+  const items = [];
+  for (const agent of agents) {
+    const { messages } = await conversations.load(conversationIdOf(run.runId, agent, run.sessionId, run.owner));
+    for (const m of messages) {
+      if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
+    }
+  }
+  const page = items.filter((_, i) => i > after).slice(0, pageSize);
+  const last = after + page.length;
+  return { items: page, ...(last < items.length - 1 ? { nextCursor: String(last) } : {}) };
+}

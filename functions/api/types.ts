@@ -1,0 +1,33 @@
+/** What the HTTP API is built on: its dependencies, as the composition root hands them over. */
+import type { ApprovalStore, TaskTokens } from '../core/approvals/types.js';
+import type { AccessPolicy } from '../core/callers/types.js';
+import type { ConversationStore } from '../core/conversation/types.js';
+import type { ForkCopies } from '../core/fork/types.js';
+import type { IntakeDeps } from '../core/intake/types.js';
+import type { RunStore } from '../core/runs/types.js';
+import type { ToolCatalogStore } from '../core/tools/external/types.js';
+import type { Workspace } from '../core/workspace/types.js';
+import type { Authenticate } from './callers.js';
+import type { ErrorLog } from './errors.js';
+import type { StreamDeps } from './stream.js';
+
+export interface ApiDeps extends IntakeDeps, StreamDeps {
+  runs: RunStore;
+  conversations: ConversationStore;
+  workspaceFor(runId: string): Workspace;
+  /** Copies a fork's conversation and workspace (`POST /runs/{runId}/fork`). */
+  forks: ForkCopies;
+  approvals: ApprovalStore;
+  /** Wakes a run that waits for a decision. */
+  tokens: TaskTokens;
+  /** Runs' external tool catalogs: the schemas a reviewer's edited input of an MCP or Lambda tool is checked against. */
+  catalogs?: Pick<ToolCatalogStore, 'getCatalog'>;
+  /** Who is calling: read once per request, before any run is looked at. */
+  authenticate: Authenticate;
+  /** Deployment settings of who may do what (`separateReviewer`). */
+  access?: AccessPolicy;
+  /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
+  log?: ErrorLog;
+  /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
+  fileLinks?: (runId: string, path: string) => Promise<string>;
+}
