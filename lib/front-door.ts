@@ -163,6 +163,7 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.GET, '/runs'],
   [apigw.HttpMethod.GET, '/runs/{runId}'],
   [apigw.HttpMethod.GET, '/runs/{runId}/messages'],
+  [apigw.HttpMethod.GET, '/runs/{runId}/events/page'],
   [apigw.HttpMethod.GET, '/runs/{runId}/files'],
   [apigw.HttpMethod.GET, '/runs/{runId}/files/{path+}'],
   [apigw.HttpMethod.POST, '/runs/{runId}/cancel'],
@@ -251,6 +252,8 @@ export class FrontDoor extends Construct {
     // copy (a new conversation), and the one workspace write a fork's CopyObject: made while the
     // request waits, so the fork's first step finds them complete.
     storage.grantConversationRead(this.apiFunction.function);
+    // The run's events as pages (GET /runs/{runId}/events/page) read the answers being written too.
+    storage.grantLiveText(this.apiFunction.function, 'read');
     storage.grantConversationCopy(this.apiFunction.function);
     storage.grantRunListing(this.apiFunction.function);
     storage.grantWorkspaces(this.apiFunction.function, 'readWrite');

@@ -1,18 +1,19 @@
 /**
  * Follows one run for the run page: on its live stream when the deployment has the route, else
- * by reading the REST routes every second or so while the run runs (docs/ARCHITECTURE.md, "The
- * console"). Either way the page gets a `Transcript`, folded by the same code.
+ * by reading the same events as pages every second or so while the run runs
+ * (`GET /runs/{runId}/events/page`, docs/ARCHITECTURE.md, "The console"). Either way the events,
+ * their ids and the `Transcript` folded from them are the same: the server derives them once.
  */
 import { type ApiClient, ApiError } from './api.js';
-import { type MessageRecord, type RunRecord, snapshotEvents } from './snapshot.js';
+import type { MessageRecord, RunRecord } from './records.js';
 import { followStream } from './stream.js';
-import { type Transcript, applyEvent, emptyTranscript, foldEvents } from './transcript.js';
+import { type StreamEvent, type Transcript, applyEvent, emptyTranscript } from './transcript.js';
 
 export type FollowMode = { kind: 'connecting' } | { kind: 'stream'; connection: 'open' | 'reconnecting' } | { kind: 'polling' };
 
 export interface FollowCallbacks {
   onTranscript(t: Transcript): void;
-  /** The run record, when the REST routes are read (polling). */
+  /** The run record, read beside each page of events (polling). */
   onRecord?(run: RunRecord): void;
   onMode?(mode: FollowMode): void;
   /** An answer that ends following (the run is not there, the caller may not see it). */
@@ -20,14 +21,14 @@ export interface FollowCallbacks {
 }
 
 export interface FollowOptions {
-  /** How often the REST routes are read while the run runs (ms). @default 1000 */
+  /** How often a page of events is read while the run runs (ms). @default 1000 */
   pollMs?: number;
   /** Batches redraws (the page passes requestAnimationFrame). @default queueMicrotask */
   schedule?: (redraw: () => void) => void;
 }
 
 export interface RunFollower {
-  /** Reads the REST routes now (after a decision or a cancel), when polling. */
+  /** Reads the next page now (after a decision or a cancel), when polling. */
   refresh(): void;
   stop(): void;
 }
@@ -38,6 +39,8 @@ export function followRun(api: ApiClient, runId: string, callbacks: FollowCallba
   const schedule = options.schedule ?? ((redraw: () => void) => queueMicrotask(redraw));
   let wake: (() => void) | undefined;
   let polling = false;
+  // The last event shown, from the stream or a page: what follows it is read next.
+  let last: string | undefined;
 
   let transcript = emptyTranscript();
   let pending = false;
@@ -61,13 +64,15 @@ export function followRun(api: ApiClient, runId: string, callbacks: FollowCallba
     while (!signal.aborted) {
       let running = true;
       try {
-        const run: RunRecord = await api.getRun(runId);
-        const messages = await readMessages(api, runId);
+        const [run, page] = await Promise.all([api.getRun(runId), api.eventsPage(runId, last)]);
         if (signal.aborted) return;
         callbacks.onRecord?.(run);
-        transcript = foldEvents(snapshotEvents(run, messages));
+        for (const { id, event } of page.items) {
+          transcript = applyEvent(transcript, event as StreamEvent, id);
+          last = id;
+        }
         redraw();
-        running = run.status === 'running';
+        running = !page.done;
       } catch (error) {
         // A dropped connection or a server fault may pass; any other answer ends following.
         if (!(error instanceof ApiError) || (error.status !== 0 && error.status < 500)) throw error;
@@ -93,6 +98,7 @@ export function followRun(api: ApiClient, runId: string, callbacks: FollowCallba
       signal,
       onEvent: (event, id) => {
         transcript = applyEvent(transcript, event, id);
+        last = id;
         redraw();
       },
       onConnection: (connection) => callbacks.onMode?.({ kind: 'stream', connection }),

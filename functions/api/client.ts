@@ -140,6 +140,8 @@ export function apiClient(options: ApiClientOptions) {
         { param: run(runId), query: {}, header: after ? { 'Last-Event-ID': after } : {} },
         { headers: { accept: 'text/event-stream' }, ...(signal ? { init: { signal } } : {}) },
       ),
+    /** `GET /runs/{runId}/events/page`: the run's events after `after`, as far as they are stored (the stream's events and ids). */
+    eventsPage: async (runId: string, after?: string) => parseResponse(one.events.page.$get({ param: run(runId), query: after ? { after } : {} })),
     /** `GET /openapi.json`: the API's OpenAPI document (its route declares no schema of it). */
     document: async (): Promise<unknown> => parseResponse(api['openapi.json'].$get()),
   };

@@ -12,7 +12,7 @@ import { type RunRequestRules } from '../core/intake/types.js';
 import type { Run } from '../core/runs/types.js';
 import { type FollowSettings, type RunEventSources } from '../core/stream/types.js';
 import { RunEventReader } from '../core/stream/reader.js';
-import { defaultFollowSettings, followRun } from '../core/stream/follow.js';
+import { defaultFollowSettings, followRun, readNow } from '../core/stream/follow.js';
 import { type ErrorLog, type Issue, NotImplemented, ValidationFailed } from './errors.js';
 
 /** A cursor as the routes take it (the `id` of an event received). */
@@ -25,6 +25,20 @@ export const EventsQuery = z
 export const EventsHeaders = z.object({
   'Last-Event-ID': Cursor.optional().meta({ description: 'The id of the last event received: the stream resumes after it.' }),
 });
+
+/** One page of a run's events (`GET /runs/{runId}/events/page`): the stream's events and ids, as JSON. */
+export const EventsPage = z
+  .object({
+    items: z.array(
+      z.object({
+        id: z.string().meta({ description: 'The event\'s cursor: `?after=` it gives the events that follow, here and on the stream.' }),
+        event: z.looseObject({ type: z.string() }).meta({ description: 'One AG-UI event, as the stream carries it.' }),
+      }),
+    ),
+    done: z.boolean().meta({ description: 'The run has ended and its last event (RUN_FINISHED or RUN_ERROR) is in this page or an earlier one.' }),
+  })
+  .meta({ id: 'EventsPage' });
+export type EventsPage = z.infer<typeof EventsPage>;
 
 /** The answer of both stream routes, as the OpenAPI document shows it. */
 export const eventStream = {
@@ -96,6 +110,16 @@ export interface StreamDeps {
   /** Polling, heartbeat and longest duration. @default defaultFollowSettings */
   stream?: Partial<FollowSettings>;
   log?: ErrorLog;
+}
+
+/**
+ * A run's events after `after` (all of them without) as far as the stores show them now: the
+ * derivation of the stream, read once, for clients that poll (the HTTP API cannot stream).
+ */
+export async function eventsPage(run: Run, after: string | undefined, deps: StreamDeps): Promise<EventsPage> {
+  if (!deps.events) throw new NotImplemented('This deployment does not serve run events.');
+  const { events, done } = await readNow(new RunEventReader(deps.events, run, after));
+  return { items: events.map(({ cursor, event }) => ({ id: cursor, event: event as EventsPage['items'][number]['event'] })), done };
 }
 
 /**

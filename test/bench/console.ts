@@ -1,7 +1,7 @@
 /**
  * The console's figures for `npm run bench`: what the first load of a run page weighs
  * (compressed), and in headless Chromium the first paint of a run page and how long a finished
- * 200-message run takes to draw, read from the REST routes and from an event stream. The API is
+ * 200-message run takes to draw, read as pages of its events (polling) and from an event stream. The API is
  * a stand-in serving one prepared run, so the figures are the console's own. Printed, not asserted.
  */
 import type { AddressInfo } from 'node:net';
@@ -10,9 +10,11 @@ import { serve } from '@hono/node-server';
 import { Hono } from 'hono';
 import { chromium } from 'playwright-core';
 import { type ConsoleFile, buildConsole } from '../../console/build.js';
-import { type MessageRecord, type RunRecord, snapshotEvents } from '../../console/src/snapshot.js';
+import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
+import { runAgentLoop } from '../../functions/core/steps/loop.js';
 import { consoleRoutes } from '../../local/console.js';
 import { chromiumPath } from '../support/browser.js';
+import { memoryApi } from '../support/api.js';
 import { sseBody } from '../support/console-events.js';
 import { row } from './table.js';
 
@@ -21,7 +23,7 @@ export interface ConsoleFigures {
   all: { files: number; gzip: number };
   /** Milliseconds from navigation to the first contentful paint of a run page (median of 5). */
   firstPaintMs: number[];
-  /** 200-message run, REST routes: navigation to drawn, and drawn after its last response arrived. */
+  /** 200-message run, read as pages of events: navigation to drawn, and drawn after its last response arrived. */
   rest: { totalMs: number[]; renderMs: number[] };
   /** The same run as an event stream. */
   stream: { totalMs: number[]; renderMs: number[] };
@@ -29,59 +31,46 @@ export interface ConsoleFigures {
 
 const runId = 'bench-run';
 
-/** A finished single-mode run of 200 messages: 100 turns of text and a tool call, each answered. */
-function benchRun(): { run: RunRecord; messages: MessageRecord[] } {
-  const messages: MessageRecord[] = [{ seq: 0, agent: 'single', role: 'user', content: [{ type: 'text', text: 'Read every chapter and summarize it.' }] }];
+/**
+ * A finished single-mode run of 200 messages (100 turns of text and a tool call, each answered),
+ * run by the core on in-memory stores: its record, and its events as the API derives them (the
+ * events the stream sends and the pages give).
+ */
+async function benchRun(): Promise<{ run: unknown; events: { id: string; event: unknown }[] }> {
+  const api = memoryApi({ newId: () => runId });
+  const model = new ScriptedModel();
   for (let i = 1; i < 200; i += 2) {
     const text = `Chapter ${i} is next. It covers **parsing**, \`tokens\` and a list:\n\n- one\n- two\n\n${'Some prose about the chapter. '.repeat(8)}`;
-    messages.push({
-      seq: i,
-      agent: 'single',
-      role: 'assistant',
-      content: [
-        { type: 'text', text },
-        { type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: `chapters/${i}.md` } },
-      ],
-    });
-    messages.push({ seq: i + 1, agent: 'single', role: 'user', content: [{ type: 'tool_result', tool_use_id: `toolu_${i}`, content: `# Chapter ${i}\n${'lorem ipsum '.repeat(80)}` }] });
+    await api.workspace(runId).write(`chapters/${i}.md`, new TextEncoder().encode(`# Chapter ${i}\n${'lorem ipsum '.repeat(80)}`));
+    model.addTurn({ content: [{ type: 'text', text }, { type: 'tool_use', id: `toolu_${i}`, name: 'read_file', input: { path: `chapters/${i}.md` } }] });
   }
-  messages.push({ seq: 200, agent: 'single', role: 'assistant', content: [{ type: 'text', text: 'All chapters are summarized.' }] });
-  const usage = { inputTokens: 250_000, outputTokens: 9_000, cacheReadInputTokens: 200_000, cacheCreationInputTokens: 10_000 };
-  const run: RunRecord = {
-    runId,
-    mode: 'single',
-    goal: 'Read every chapter and summarize it.',
-    status: 'succeeded',
-    phase: 'complete',
-    result: { response: 'All chapters are summarized.', actionsTaken: [] },
-    usage,
-    estimatedCostUsd: 1.23,
-    createdAt: '2026-11-23T10:00:00.000Z',
-    updatedAt: '2026-11-23T10:30:00.000Z',
-    waitingFor: [],
-    decisions: [],
-  };
-  return { run, messages };
+  model.addTurn({ content: [{ type: 'text', text: 'All chapters are summarized.' }] });
+  await api.request('POST', '/runs', { goal: 'Read every chapter and summarize it.', mode: 'single', maxIterations: 200 });
+  const outcome = await runAgentLoop(
+    { runId, agent: 'single', maxIterations: 200 },
+    { conversations: api.conversations, runs: api.runs, model, settings: { model: 'claude-sonnet-4-5', maxTokens: 1024 }, workspaceFor: api.workspace },
+  );
+  await api.runs.finish(runId, { status: 'succeeded', phase: 'complete', result: { response: outcome.response, actionsTaken: [] } });
+  const run = (await api.request('GET', `/runs/${runId}`)).body;
+  const page = (await api.request('GET', `/runs/${runId}/events/page`)).body as { items: { id: string; event: unknown }[] };
+  return { run, events: page.items };
 }
 
 /** A stand-in API with one run, and the console; `stream` decides whether it has the events route. */
 async function serveBench(files: ConsoleFile[], stream: boolean): Promise<{ url: string; close(): Promise<void> }> {
-  const { run, messages } = benchRun();
+  const { run, events } = await benchRun();
   const app = new Hono();
   app.route('/', consoleRoutes({ auth: 'local', tools: [], gatedTools: [] }, () => files));
   app.get('/openapi.json', (c) => c.json({}));
   app.get(`/runs/${runId}`, (c) => c.json(run));
   app.get(`/runs/${runId}/files`, (c) => c.json({ items: [] }));
-  app.get(`/runs/${runId}/messages`, (c) => {
-    const after = Number(c.req.query('cursor') ?? -1);
-    const page = messages.filter((_, i) => i > after).slice(0, 100);
-    const last = after + page.length;
-    return c.json({ items: page, ...(last < messages.length - 1 ? { nextCursor: String(last) } : {}) });
+  app.get(`/runs/${runId}/events/page`, (c) => {
+    const after = c.req.query('after');
+    return c.json({ items: events.slice(after ? events.findIndex((e) => e.id === after) + 1 : 0), done: true });
   });
   app.get(`/runs/${runId}/events`, (c) => {
     if (!stream) return c.json({ error: { code: 'NotFound', message: 'No route.' } }, 404);
-    const events = snapshotEvents(run, messages).map((event, i) => ({ id: String(i + 1), event }));
-    return c.body(sseBody(events), 200, { 'content-type': 'text/event-stream' });
+    return c.body(sseBody(events as Parameters<typeof sseBody>[0]), 200, { 'content-type': 'text/event-stream' });
   });
   const server = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' });
   await new Promise((resolve) => server.once('listening', resolve));
@@ -133,7 +122,7 @@ export async function measureConsole(rounds = 5): Promise<ConsoleFigures> {
           // In the page: the first contentful paint, and when the last response of the run's data ended.
           const timing = (await page.evaluate(`(() => {
             const paint = performance.getEntriesByName('first-contentful-paint')[0]?.startTime ?? NaN;
-            const data = performance.getEntriesByType('resource').filter((e) => /\\/runs\\/bench-run(\\/messages|\\/events)?(\\?|$)/.test(e.name)).map((e) => e.responseEnd);
+            const data = performance.getEntriesByType('resource').filter((e) => /\\/runs\\/bench-run(\\/events(\\/page)?)?(\\?|$)/.test(e.name)).map((e) => e.responseEnd);
             return { drawn: window.__drawn, paint, lastData: Math.max(...data) };
           })()`)) as { drawn: number; paint: number; lastData: number };
           figures.firstPaintMs.push(timing.paint);
@@ -163,7 +152,7 @@ export function consoleReport(f: ConsoleFigures): string {
     row([`first load of a run page (${f.firstLoad.files} files: page, script, styles, preloads)`, `${kib(f.firstLoad.gzip)} gzip, ${kib(f.firstLoad.brotli)} brotli (${kib(f.firstLoad.raw)} raw)`]),
     row([`every file of the build (${f.all.files}, with the chunks loaded on demand)`, `${kib(f.all.gzip)} gzip`]),
     row(['run page, first contentful paint (median)', `${median(f.firstPaintMs).toFixed(0)} ms`]),
-    row(['200-message run from the REST routes: navigation to drawn (median)', `${median(f.rest.totalMs).toFixed(0)} ms`]),
+    row(['200-message run from pages of its events (polling): navigation to drawn (median)', `${median(f.rest.totalMs).toFixed(0)} ms`]),
     row(['  of which drawing, after the last response arrived', `${median(f.rest.renderMs).toFixed(0)} ms`]),
     row(['200-message run from the event stream: navigation to drawn (median)', `${median(f.stream.totalMs).toFixed(0)} ms`]),
     row(['  of which folding and drawing, after the stream arrived', `${median(f.stream.renderMs).toFixed(0)} ms`]),

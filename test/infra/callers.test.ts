@@ -47,9 +47,10 @@ describe('least privilege in DynamoDB', () => {
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
     });
     // The API reads transcripts and lists runs; the conversation items it writes are a fork's copy (conditional puts).
-    // It serves no event stream deployed (the stream function does), so it reads no live text.
+    // It serves no event stream deployed (the stream function does), but its pages of events read live text, never write it.
     expect(dynamoAccess('FrontDoorApiRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],
+      'live#*': ['Query'],
       'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],

@@ -13,6 +13,7 @@ describe('FrontDoor', () => {
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
+      'GET /runs/{runId}/events/page',
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path+}',
       'GET /runs/{runId}/messages',

@@ -7,6 +7,9 @@ import { HttpAgent } from '@ag-ui/client';
 import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import { seqKey } from '../../functions/core/conversation/conversation.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
+import { apiClient as consoleClient } from '../../console/src/api.js';
+import { followRun } from '../../console/src/follow.js';
+import type { Transcript } from '../../console/src/transcript.js';
 import { describe, expect, it } from 'vitest';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
@@ -173,6 +176,87 @@ describe('GET /runs/{runId}/events on the local stack', () => {
     expect({ status: hidden.status, body: await hidden.json() }).toEqual({ status: 404, body: { error: { code: 'RunNotFound', message: `No run ${runId}.` } } });
     const own = await watch(runId, { token: alice });
     expect(own.at(-1)?.event.type).toBe(EventType.RUN_FINISHED);
+  });
+});
+
+describe('GET /runs/{runId}/events/page on the local stack', () => {
+  /** Every event of the run as pages, each read after the last id of the one before, until `done`. */
+  async function pages(runId: string): Promise<{ seen: Seen; reads: number }> {
+    const seen: Seen = [];
+    for (let reads = 1; reads < 1000; reads++) {
+      const after = seen.at(-1)?.id;
+      const { status, body } = await local.get(`/runs/${runId}/events/page${after ? `?after=${encodeURIComponent(after)}` : ''}`);
+      expect(status).toBe(200);
+      seen.push(...(body.items as Seen));
+      if (body.done) return { seen, reads };
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    throw new Error('Too many pages.');
+  }
+
+  it('gives a poller, page after page while the run goes on, the stream’s own events and ids', async () => {
+    const runId = await multiRun('page-live');
+    const polled = pages(runId);
+    await approveAll(runId);
+    const { seen, reads } = await polled;
+    const replay = await watch(runId);
+    expect(seen).toEqual(replay);
+    // It was read while the run went on, not once at its end.
+    expect(reads).toBeGreaterThan(2);
+  });
+
+  it('answers from any cursor with exactly what the stream sends after it, and refuses a cursor it did not give', async () => {
+    const runId = await multiRun('page-resume');
+    await approveAll(runId);
+    const all = await watch(runId);
+    for (const [i, { id }] of all.entries()) {
+      const { body } = await local.get(`/runs/${runId}/events/page?after=${encodeURIComponent(id)}`);
+      expect(body).toEqual({ items: all.slice(i + 1), done: true });
+    }
+    const garbage = await local.get(`/runs/${runId}/events/page?after=nonsense`);
+    expect({ status: garbage.status, body: garbage.body }).toMatchObject({ status: 400, body: { error: { code: 'InvalidCursor' } } });
+  });
+
+  it('gives the console following by pages the transcript it shows following the stream', async () => {
+    const runId = await multiRun('page-console');
+    await approveAll(runId);
+    /** The console's follower, to the end of the run; without the stream route when `pages`. */
+    const follow = (pages: boolean) =>
+      new Promise<{ transcript: Transcript; modes: string[] }>((resolve, reject) => {
+        const modes: string[] = [];
+        let transcript: Transcript | undefined;
+        const noStream: typeof fetch = async (input, init) => {
+          const url = input instanceof Request ? input.url : String(input);
+          if (pages && /\/events(\?|$)/.test(url)) return new Response(JSON.stringify({ error: { code: 'NotFound', message: 'No route.' } }), { status: 404 });
+          return fetch(input, init);
+        };
+        const follower = followRun(consoleClient({ base: local.stack.url, authorization: () => undefined, fetch: noStream }), runId, {
+          onTranscript: (t) => {
+            transcript = t;
+            if (t.finished) {
+              follower.stop();
+              resolve({ transcript: t, modes });
+            }
+          },
+          onMode: (mode) => void modes.push(mode.kind),
+          onError: reject,
+        }, { pollMs: 20, schedule: (redraw) => redraw() });
+        setTimeout(() => reject(new Error(`Not finished: ${JSON.stringify(transcript?.finished)}`)), 20_000);
+      });
+    const [streamed, paged] = await Promise.all([follow(false), follow(true)]);
+    expect(streamed.modes).toContain('stream');
+    expect(paged.modes).toContain('polling');
+    expect(paged.transcript).toEqual(streamed.transcript);
+  });
+
+  it("answers someone else's run 404, as for a missing run", async () => {
+    const [alice, bob] = await Promise.all([local.stack.issuer.issue({ sub: 'alice', tenant: 'acme' }), local.stack.issuer.issue({ sub: 'bob', tenant: 'acme' })]);
+    const tag = local.book.add('page-owner', { turn: say('Hi alice.') });
+    const started = await local.request('POST', '/runs', { token: alice, body: { goal: `${tag} Hi.`, mode: 'single' } });
+    const runId = String(started.body.runId);
+    const hidden = await local.request('GET', `/runs/${runId}/events/page`, { token: bob });
+    expect({ status: hidden.status, body: hidden.body }).toEqual({ status: 404, body: { error: { code: 'RunNotFound', message: `No run ${runId}.` } } });
+    expect((await local.request('GET', `/runs/${runId}/events/page`, { token: alice })).status).toBe(200);
   });
 });
 

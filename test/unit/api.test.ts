@@ -233,6 +233,7 @@ describe('GET /openapi.json', () => {
       'GET /runs',
       'GET /runs/{runId}',
       'GET /runs/{runId}/events',
+      'GET /runs/{runId}/events/page',
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path}',
       'GET /runs/{runId}/messages',

@@ -1,7 +1,6 @@
 import { EventSchemas } from '@ag-ui/core/schemas';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { type MessageRecord, type RunRecord, snapshotEvents } from '../../console/src/snapshot.js';
 import { type Transcript, applyEvent, emptyTranscript, foldEvents, inputOf, statusOf, toolCalls, waitingCalls } from '../../console/src/transcript.js';
 import { approvedWriteScenario } from '../support/console-events.js';
 
@@ -99,100 +98,5 @@ describe('the transcript fold', () => {
       code: 'MaxIterationsExceeded',
     });
     expect(foldEvents([{ type: 'RUN_FINISHED', threadId: 't', runId: 'r', outcome: { type: 'cancelled' } }]).finished).toEqual({ outcome: 'cancelled' });
-  });
-});
-
-describe('the REST snapshot', () => {
-  const run: RunRecord = {
-    runId: 'run-stream-1',
-    mode: 'single',
-    goal: 'Write the notes.',
-    status: 'succeeded',
-    phase: 'complete',
-    result: { response: 'I wrote **notes.md**.', actionsTaken: [`write_file ${JSON.stringify(input)}`] },
-    usage: { inputTokens: 2500, outputTokens: 52, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 },
-    estimatedCostUsd: 0.0083,
-    createdAt: '2026-11-23T10:00:00.000Z',
-    updatedAt: '2026-11-23T10:00:09.000Z',
-    waitingFor: [],
-    decisions: [{ toolUseId: 'toolu_w', name: 'write_file', decision: 'approve', decidedBy: 'local' }],
-  };
-  const messages: MessageRecord[] = [
-    { seq: 0, agent: 'single', role: 'user', content: [{ type: 'text', text: 'Write the notes.' }] },
-    {
-      seq: 1,
-      agent: 'single',
-      role: 'assistant',
-      content: [
-        { type: 'text', text: 'I will write the notes.' },
-        { type: 'tool_use', id: 'toolu_w', name: 'write_file', input },
-      ],
-    },
-    { seq: 2, agent: 'single', role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_w', content: `Wrote ${content.length} bytes to notes.md.` }] },
-    { seq: 3, agent: 'single', role: 'assistant', content: [{ type: 'text', text: 'I wrote **notes.md**.' }] },
-  ];
-
-  it('is written as AG-UI events', () => {
-    for (const event of snapshotEvents(run, messages)) expect(EventSchemas.safeParse(event).success, JSON.stringify(event)).toBe(true);
-  });
-
-  it('folds to what the live stream shows of the same run, but the live extras (usage per message, abandoned attempts)', () => {
-    const live = fold(scenario.events);
-    const rest = foldEvents(snapshotEvents(run, messages));
-    const kept = (t: Transcript) => t.sections.map((s) => ({ ...s, items: s.items.filter((i) => i.kind !== 'usage' && !(i.kind === 'text' && i.abandoned)) }));
-    expect(kept(rest)).toEqual(
-      kept(live).map((s) => ({
-        ...s,
-        // The REST record has no approval input of its own; the call's input is the request's.
-        items: s.items.map((i) => (i.kind === 'tool' ? { ...i, approval: { ...i.approval, input } } : i)),
-      })),
-    );
-    expect(rest.run).toEqual(live.run);
-    expect(rest.ended).toEqual(live.ended);
-    expect(rest.finished).toEqual(live.finished);
-  });
-
-  it('shows the calls a running run waits on, and leaves the step open', () => {
-    const waiting: RunRecord = {
-      ...run,
-      status: 'running',
-      phase: 'executing',
-      waitingFor: [{ toolUseId: 'toolu_w', name: 'write_file', input }],
-      decisions: [],
-    };
-    const t = foldEvents(snapshotEvents(waiting, messages.slice(0, 2)));
-    expect(waitingCalls(t).map((c) => c.id)).toEqual(['toolu_w']);
-    expect(t.sections[0]?.finished).toBe(false);
-    expect(statusOf(t)).toBe('running');
-  });
-
-  it('shows both agents of a multi-agent run with their phases and the plan, and a denial as not run', () => {
-    const plan = { goal: 'G', steps: [{ description: 'Write it', action: 'create_file' }] };
-    const multi: RunRecord = {
-      ...run,
-      mode: 'multi',
-      status: 'failed',
-      phase: 'failed',
-      plan,
-      error: { code: 'MaxIterationsExceeded', message: 'The coder reached 3 iterations.', agent: 'coder' },
-      decisions: [{ toolUseId: 'toolu_c', name: 'write_file', decision: 'deny', reason: 'Not there.', decidedBy: 'rev' }],
-    };
-    const t = foldEvents(
-      snapshotEvents(multi, [
-        { seq: 1, agent: 'architect', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_p', name: 'finish_plan', input: plan }] },
-        { seq: 1, agent: 'coder', role: 'assistant', content: [{ type: 'tool_use', id: 'toolu_c', name: 'write_file', input }] },
-        { seq: 2, agent: 'coder', role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_c', content: 'A reviewer denied this tool call: Not there.', is_error: true }] },
-      ]),
-    );
-    expect(t.sections.map((s) => [s.agent, s.phase, s.finished])).toEqual([
-      ['architect', 'planning', true],
-      ['coder', 'executing', true],
-    ]);
-    expect(t.plan).toEqual(plan);
-    expect(toolCalls(t).find((c) => c.id === 'toolu_c')).toMatchObject({
-      approval: { decision: 'deny', decidedBy: 'rev', reason: 'Not there.' },
-      result: { isError: true, ran: false },
-    });
-    expect(t.finished).toEqual({ outcome: 'failed', message: 'The coder reached 3 iterations.', code: 'MaxIterationsExceeded' });
   });
 });

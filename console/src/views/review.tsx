@@ -8,7 +8,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { type ApiClient, ApiError } from '../api.js';
 import { type Capabilities, basicCapabilities, capabilities } from '../capabilities.js';
 import { readMessages } from '../follow.js';
-import type { MessageRecord, RunRecord } from '../snapshot.js';
+import type { MessageRecord, RunRecord } from '../records.js';
 import type { Checked } from '../validate.js';
 import { ErrorNote, Link, prettyJson, runHref, useInterval } from './common.js';
 import { firstLine } from './runs.js';
@@ -206,8 +206,7 @@ function locate(messages: MessageRecord[], toolUseId: string): Pick<WaitingCall,
   const message = messages.find((m) => m.content.some((block) => block.type === 'tool_use' && block.id === toolUseId));
   if (!message) return {};
   const said = message.content
-    .filter((block) => block.type === 'text' && typeof block.text === 'string')
-    .map((block) => String(block.text))
+    .flatMap((block) => (block.type === 'text' ? [block.text] : []))
     .join('\n')
     .trim();
   return { agent: message.agent, seq: message.seq, ...(said ? { said } : {}) };

@@ -6,7 +6,7 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ApiClient, ApiError } from '../api.js';
 import { type FollowMode, type RunFollower, followRun } from '../follow.js';
 import { renderMarkdown } from '../markdown.js';
-import type { RunRecord } from '../snapshot.js';
+import type { RunRecord } from '../records.js';
 import { type ToolItem, type Transcript, inputOf, statusOf, waitingCalls } from '../transcript.js';
 import { ErrorNote, Link, StatusBadge, formatCost, formatCount, formatTime, prettyJson } from './common.js';
 import { FilesPanel } from './files.js';

@@ -4,7 +4,7 @@
  */
 import { StepwiseError } from '../errors/errors.js';
 import type { RunEventReader } from './reader.js';
-import type { FollowOptions, FollowSettings, StreamOutput, TickResult } from './types.js';
+import type { FollowOptions, FollowSettings, PositionedEvent, StreamOutput, TickResult } from './types.js';
 
 /**
  * 250 ms while things change, growing by half each quiet read to 4 s: an idle run costs at most
@@ -63,6 +63,21 @@ export async function* followRun(reader: RunEventReader, first: TickResult, opti
       result = { events: [], done: false, changed: false, again: false };
     }
   }
+}
+
+/**
+ * What the stores show of the run now, without waiting for more: the reader's events round after
+ * round while a round brings any (another agent's conversation, a record read again), at most
+ * `maxRounds` reads. The same events, with the same cursors, as a stream from the same cursor.
+ */
+export async function readNow(reader: RunEventReader, maxRounds = 8): Promise<{ events: PositionedEvent[]; done: boolean }> {
+  const events: PositionedEvent[] = [];
+  for (let round = 0; round < maxRounds; round++) {
+    const result = await reader.tick();
+    events.push(...result.events);
+    if (result.done || (result.events.length === 0 && !result.again)) return { events, done: result.done };
+  }
+  return { events, done: false };
 }
 
 /** Resolves after `ms`, or at once when the signal aborts. */
