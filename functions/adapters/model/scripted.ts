@@ -182,7 +182,7 @@ export interface ScriptedRequest {
  */
 export function scriptPosition(script: readonly ScriptedTurn[], request: ScriptedRequest): number {
   const { messages } = request;
-  const opening = messages.findLastIndex((m) => m.role === 'user' && opensRun(m.content));
+  const opening = openingIndex(messages);
   const turns = messages.slice(opening + 1).filter((m) => m.role === 'assistant').length;
   const planned = script.findLastIndex((turn) => toolUses(turn).some((call) => call.name === finishPlan.name));
   const offersPlan = (request.tools ?? []).some((tool) => isNamed(tool, finishPlan.name));
@@ -192,6 +192,11 @@ export function scriptPosition(script: readonly ScriptedTurn[], request: Scripte
 /** The turn of a per-run script that answers `request`, if the script has one. */
 export function scriptTurn(script: readonly ScriptedTurn[], request: ScriptedRequest): ScriptedTurn | undefined {
   return script[scriptPosition(script, request)];
+}
+
+/** Where the run that `messages` continue opened: its last user message with text of its own (-1 if none). */
+export function openingIndex(messages: ScriptedRequest['messages']): number {
+  return messages.findLastIndex((m) => m.role === 'user' && opensRun(m.content));
 }
 
 /** Notes the loop adds as user text; they continue a run rather than open one. */
