@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { type ScriptedTurn, readScript, scriptPosition } from '../../functions/adapters/model/scripted.js';
-import type { Reply, Responder, WireRequest } from '../stand-ins/messages-api.js';
+import { type ScriptedTurn, readScript } from '../../functions/adapters/model/scripted.js';
+import { type Reply, type Responder, type WireRequest, replayedScript } from '../stand-ins/messages-api.js';
 import { type Act, type Program, excerpt, goalText, single } from './agent.js';
 import { type Reading, type OfflineRequest, readRequest } from './request.js';
 import { architect, coder } from './team.js';
@@ -69,7 +69,7 @@ export const defaultCharsPerSecond = 150;
 export function offlineResponder(options: OfflineModelOptions = {}): Responder {
   const charsPerSecond = options.charsPerSecond ?? defaultCharsPerSecond;
   const folder = options.scripts ?? scriptsDir;
-  return (body: WireRequest): Reply => {
+  return (body: WireRequest): Reply | Promise<Reply> => {
     const reading = readRequest(body);
     const name = /\[script:([\w-]+)\]/.exec(reading.opening)?.[1];
     if (name === undefined) return paced(offlineTurn(body), charsPerSecond);
@@ -81,23 +81,13 @@ export function offlineResponder(options: OfflineModelOptions = {}): Responder {
       const why = error instanceof Error && 'code' in error && error.code === 'ENOENT' ? 'there is no such script' : `it does not read as a script: ${error instanceof Error ? error.message : String(error)}`;
       return refusal(`[script:${name}]: ${why} (the scripts: ${known.sort().join(', ')}).`);
     }
-    const position = scriptPosition(script, body);
-    const turn = script[position];
-    if (turn) return { turn };
-    return refusal(
-      `The script ${name} has ${script.length} turns; the ${agentOf(reading)} of the run "${excerpt(goalText(reading.opening), 80)}" asked for turn ${position + 1}.`,
-    );
+    return replayedScript(script, `The script ${name}`)(body, 0);
   };
 }
 
 /** A client error: the model call fails at once with this message, not retried. */
 function refusal(message: string): Reply {
   return { status: 400, type: 'invalid_request_error', message };
-}
-
-function agentOf(reading: Reading): string {
-  if (reading.tools.has('finish_plan')) return 'Architect';
-  return reading.opening.includes("\n\nThe Architect's plan:\n") ? 'Coder' : 'agent';
 }
 
 /** A turn written at `charsPerSecond`, four characters at a time, after a moment's thought. */

@@ -13,7 +13,9 @@ import { renderPlan } from '../../functions/core/plan/plan.js';
 import { Plan } from '../../functions/core/plan/types.js';
 import { type Expr, findExpression } from '../../local/offline/arithmetic.js';
 import { fileIntents } from '../../local/offline/files.js';
-import { offlineTurn } from '../../local/offline/model.js';
+import { offlineResponder, offlineTurn } from '../../local/offline/model.js';
+import { readScript } from '../../functions/adapters/model/scripted.js';
+import { readdirSync } from 'node:fs';
 import { valueFor } from '../../local/offline/schema-value.js';
 import { planSteps } from '../../local/offline/team.js';
 import { memoryCore } from '../support/agents.js';
@@ -181,5 +183,26 @@ describe('the offline model as Architect and Coder', () => {
     const tools = ['read_file', 'write_file', 'list_files', 'edit_file', 'calculator'].map((name) => ({ name }));
     const first = offlineTurn({ tools, messages: [{ role: 'user', content: opening }] });
     expect(toolUses(first)).toEqual([expect.objectContaining({ name: 'write_file', input: expect.objectContaining({ path: 'src/greeting.ts' }) })]);
+  });
+});
+
+describe('one local server for every example', () => {
+  const respond = offlineResponder({ charsPerSecond: 0 });
+  const ask = (goal: string) => respond({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: goal }] }, 0);
+
+  it('replays the script a goal names with [script:<name>], and works any other goal itself', async () => {
+    expect(await ask('[script:calculator] Multiply.')).toEqual({ turn: readScript('local/scripts/calculator.json')[0] });
+    expect(await ask('[script:fork] Multiply.')).toEqual({ turn: readScript('local/scripts/fork.json')[0] });
+    expect(await ask('Tell me about yourself.')).toEqual({ turn: offlineTurn({ messages: [{ role: 'user', content: 'Tell me about yourself.' }] }) });
+  });
+
+  it('refuses a script it does not have, naming those it has, as a client error that is not retried', async () => {
+    const known = readdirSync('local/scripts').map((f) => f.replace(/\.json$/, '')).sort();
+    expect(await ask('[script:nope] Multiply.')).toEqual({ status: 400, type: 'invalid_request_error', message: `[script:nope]: there is no such script (the scripts: ${known.join(', ')}).` });
+  });
+
+  it('writes at the pace it is given, after a moment to think', async () => {
+    const reply = await offlineResponder({ charsPerSecond: 100 })({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Hi.' }] }, 0);
+    expect(reply).toMatchObject({ delayMs: 400, turn: { pacing: { chunkChars: 4, delayMs: 40 } } });
   });
 });
