@@ -317,6 +317,10 @@ export class AgentLoop extends Construct {
     const failPlain = new sfn.Fail(this, 'StepFailedPlain', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
     const describe = new sfn.Choice(this, 'DescribeFailure')
       .when(
+        sfn.Condition.or(...exhaustibleErrors.map((name) => sfn.Condition.stringEquals('$.failure.Error', name))),
+        this.retriesExhausted(),
+      )
+      .when(
         sfn.Condition.stringMatches('$.failure.Cause', '{*'),
         parseCause.next(
           new sfn.Choice(this, 'HasErrorMessage')
@@ -365,7 +369,44 @@ export class AgentLoop extends Construct {
       },
     );
   }
+
+  /**
+   * The end of a step whose retries are spent: `RetriesExhausted`, its cause saying which error
+   * kept coming and what it said (Lambda's `errorMessage` when the cause is its JSON document).
+   */
+  private retriesExhausted(): sfn.IChainable {
+    const fail = new sfn.Fail(this, 'RetriesExhausted', { error: 'RetriesExhausted', causePath: '$.exhausted.message' });
+    const format = (id: string, cause: string) =>
+      new sfn.Pass(this, id, {
+        parameters: { 'message.$': `States.Format('The step failed with {} until its retries were spent: {}', $.failure.Error, ${cause})` },
+        resultPath: '$.exhausted',
+      }).next(fail);
+    const plain = format('DescribeExhausted', '$.failure.Cause');
+    const bare = new sfn.Pass(this, 'DescribeExhaustedBare', {
+      parameters: { 'message.$': "States.Format('The step failed with {} until its retries were spent.', $.failure.Error)" },
+      resultPath: '$.exhausted',
+    }).next(fail);
+    const parse = new sfn.Pass(this, 'ParseExhaustedCause', { parameters: { 'parsed.$': 'States.StringToJson($.failure.Cause)' }, resultPath: '$.cause' });
+    return new sfn.Choice(this, 'ExhaustedCause')
+      .when(
+        sfn.Condition.and(sfn.Condition.isPresent('$.failure.Cause'), sfn.Condition.isString('$.failure.Cause'), sfn.Condition.stringMatches('$.failure.Cause', '{*')),
+        parse.next(
+          new sfn.Choice(this, 'ExhaustedHasMessage')
+            .when(sfn.Condition.isPresent('$.cause.parsed.errorMessage'), format('DescribeExhaustedMessage', '$.cause.parsed.errorMessage'))
+            .otherwise(plain),
+        ),
+      )
+      .when(sfn.Condition.and(sfn.Condition.isPresent('$.failure.Cause'), sfn.Condition.isString('$.failure.Cause')), plain)
+      .otherwise(bare);
+  }
 }
+
+/**
+ * Errors whose names say where a step failed (Lambda's service, a timeout) but not why: retried
+ * by `addRetries`, so reaching the `Catch` means the retries are spent. The run fails with
+ * `RetriesExhausted`, naming the error and its cause, rather than with an opaque name.
+ */
+export const exhaustibleErrors = [...lambdaServiceErrors, 'States.Timeout', 'Sandbox.Timedout'];
 
 /**
  * One retry policy (habit 13, docs/ARCHITECTURE.md): backoff with full jitter, in the state machine only.
