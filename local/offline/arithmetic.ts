@@ -14,7 +14,8 @@ const number = String.raw`-?\d+(?:\.\d+)?`;
 
 /** Phrasings with the operation first, rewritten as infix (`$1`, `$2`: the operands). */
 const prefixForms: [RegExp, string][] = [
-  [new RegExp(String.raw`\b(?:add|the sum of|sum of)\s+(${number})\s+(?:and|to|plus|with)\s+(${number})`, 'g'), '($1 + $2)'],
+  [new RegExp(String.raw`\badd\s+(${number})\s+to\s+(${number})`, 'g'), '($2 + $1)'],
+  [new RegExp(String.raw`\b(?:add|the sum of|sum of)\s+(${number})\s+(?:and|plus|with)\s+(${number})`, 'g'), '($1 + $2)'],
   [new RegExp(String.raw`\bsubtract\s+(${number})\s+from\s+(${number})`, 'g'), '($2 - $1)'],
   [new RegExp(String.raw`\bdifference (?:between|of)\s+(${number})\s+and\s+(${number})`, 'g'), '($1 - $2)'],
   [new RegExp(String.raw`\b(?:multiply|the product of|product of)\s+(${number})\s+(?:by|and|with|times)\s+(${number})`, 'g'), '($1 * $2)'],

@@ -67,7 +67,7 @@ export function* coder(reading: Reading): Program {
   const goal = goalText(/The user's goal:\n([\s\S]*?)\n\nThe Architect's plan:/.exec(reading.opening)?.[1] ?? reading.opening);
   const steps = readPlan(reading.opening);
   const intro = new Intro(`I'll carry out the plan's ${steps.length} step${steps.length === 1 ? '' : 's'}.`);
-  const done: string[] = [];
+  const done = { created: [] as string[], edited: [] as string[] };
   const notes: string[] = [];
   for (const [index, step] of steps.entries()) {
     const path = typeof step.parameters?.path === 'string' ? step.parameters.path : undefined;
@@ -80,12 +80,12 @@ export function* coder(reading: Reading): Program {
     } else if (path && /edit|replace|change/.test(action) && typeof step.parameters?.old_string === 'string' && typeof step.parameters.new_string === 'string') {
       const seen = yield intro.act({ name: 'edit_file', input: { path, old_string: step.parameters.old_string, new_string: step.parameters.new_string } });
       if (seen.isError) notes.push(`I could not edit ${path}: ${excerpt(seen.result)}`);
-      else done.push(`edited ${path}`);
+      else done.edited.push(path);
     } else if (path && /creat|writ|add|rewrit/.test(action)) {
       const content = typeof step.parameters?.content === 'string' ? step.parameters.content : derivedContent(path, step.description, goal);
       const seen = yield intro.act({ name: 'write_file', input: { path, content } });
       if (seen.isError) notes.push(`I could not write ${path}: ${excerpt(seen.result)}`);
-      else done.push(`created ${path}`);
+      else done.created.push(path);
     } else if (path && /read|verif|check/.test(action)) {
       const seen = yield intro.act({ name: 'read_file', input: { path } });
       notes.push(seen.isError ? `I could not read ${path}: ${excerpt(seen.result)}` : `${path} says: ${excerpt(seen.result)}`);
@@ -93,8 +93,13 @@ export function* coder(reading: Reading): Program {
       notes.push(`Step ${index + 1} (${step.description}) needs a real model; I left it out.`);
     }
   }
-  const summary = done.length ? `I ${[done.slice(0, -1).join(', '), done.at(-1)].filter(Boolean).join(' and ')}.` : 'I changed no file.';
-  return [summary, ...notes].join(' ');
+  const changed = [...(done.created.length ? [`created ${listed(done.created)}`] : []), ...(done.edited.length ? [`edited ${listed(done.edited)}`] : [])];
+  return [changed.length ? `I ${changed.join(' and ')}.` : 'I changed no file.', ...notes].join(' ');
+}
+
+/** `a`, `a and b`, `a, b and c`. */
+function listed(items: readonly string[]): string {
+  return items.length > 1 ? `${items.slice(0, -1).join(', ')} and ${items.at(-1)}` : (items[0] ?? '');
 }
 
 /** The steps of a plan as `renderPlan` writes it for the Coder. */
