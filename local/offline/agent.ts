@@ -110,13 +110,20 @@ export function* single(reading: Reading): Program {
     notes.push(seen.isError ? `I could not edit ${edit.path}: ${seen.result}` : `In ${edit.path}, "${edit.oldString}" is now "${edit.newString}".`);
   }
   if (!answer) return notes.join(' ');
+  return yield* finalAnswer(answer, goal, notes.join(' '), value);
+}
 
-  const summary = notes.join(' ') || `This is the offline stand-in model's answer to: ${goal}`;
+/**
+ * The run's answer through `final_answer` (structured output): a value of its schema carrying the
+ * computed number and the summary, said alongside; once more with the plainest value the schema
+ * takes if that is refused, then why there is no answer.
+ */
+export function* finalAnswer(tool: OfferedTool, goal: string, said: string, value?: number): Program {
+  const summary = said || `This is the offline stand-in model's answer to: ${goal}`;
   const hints = { ...(value !== undefined ? { number: value } : {}), text: summary };
-  const accepted = yield { say: summary, call: { name: answer.name, input: inputFor(answer, goal, hints) } };
+  const accepted = yield { say: summary, call: { name: tool.name, input: inputFor(tool, goal, hints) } };
   if (!accepted.isError) return summary;
-  // Once more with the plainest value the schema takes, then say why there is no answer.
-  const plain = yield { call: { name: answer.name, input: asInput(valueFor(answer.inputSchema)) } };
+  const plain = yield { call: { name: tool.name, input: asInput(valueFor(tool.inputSchema)) } };
   return plain.isError ? `${summary} I could not give an answer that matches the output schema: ${plain.result}` : summary;
 }
 

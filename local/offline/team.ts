@@ -6,7 +6,7 @@
  */
 import { findExpression, showExpr, showNumber } from './arithmetic.js';
 import { fileIntents } from './files.js';
-import { type Program, Intro, derivedContent, evaluate, excerpt, goalText } from './agent.js';
+import { type Program, Intro, derivedContent, evaluate, excerpt, finalAnswer, goalText } from './agent.js';
 import type { Reading } from './request.js';
 
 interface PlanStep {
@@ -69,6 +69,7 @@ export function* coder(reading: Reading): Program {
   const intro = new Intro(`I'll carry out the plan's ${steps.length} step${steps.length === 1 ? '' : 's'}.`);
   const done = { created: [] as string[], edited: [] as string[] };
   const notes: string[] = [];
+  let computed: number | undefined;
   for (const [index, step] of steps.entries()) {
     const path = typeof step.parameters?.path === 'string' ? step.parameters.path : undefined;
     const action = `${step.action} ${step.description}`.toLowerCase();
@@ -76,6 +77,7 @@ export function* coder(reading: Reading): Program {
       const expr = findExpression(String(step.parameters?.expression ?? step.description));
       if (!expr) continue;
       const outcome = yield* evaluate(expr, intro);
+      if (typeof outcome === 'number') computed = outcome;
       notes.push(typeof outcome === 'number' ? `${showExpr(expr)} = ${showNumber(outcome)}.` : `The calculator refused ${showExpr(expr)}: ${outcome.refused}.`);
     } else if (path && /edit|replace|change/.test(action) && typeof step.parameters?.old_string === 'string' && typeof step.parameters.new_string === 'string') {
       const seen = yield intro.act({ name: 'edit_file', input: { path, old_string: step.parameters.old_string, new_string: step.parameters.new_string } });
@@ -94,7 +96,9 @@ export function* coder(reading: Reading): Program {
     }
   }
   const changed = [...(done.created.length ? [`created ${listed(done.created)}`] : []), ...(done.edited.length ? [`edited ${listed(done.edited)}`] : [])];
-  return [changed.length ? `I ${changed.join(' and ')}.` : 'I changed no file.', ...notes].join(' ');
+  const summary = [changed.length ? `I ${changed.join(' and ')}.` : 'I changed no file.', ...notes].join(' ');
+  const answer = reading.tools.get('final_answer');
+  return answer ? yield* finalAnswer(answer, goal, summary, computed) : summary;
 }
 
 /** `a`, `a and b`, `a, b and c`. */

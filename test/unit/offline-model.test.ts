@@ -186,6 +186,26 @@ describe('the offline model as Architect and Coder', () => {
   });
 });
 
+describe('the offline team in the agent loop', () => {
+  it('plans, then carries out the plan and gives the structured answer the run asks for', async () => {
+    const [a, b] = [12 + Math.floor(Math.random() * 900), 7 + Math.floor(Math.random() * 90)];
+    const goal = `Work out ${a} times ${b} and write a README.`;
+    const core = await memoryCore(goal);
+    core.deps.model = offline;
+    core.deps.plans = core.runs;
+    const schema = { type: 'object', properties: { total: { type: 'number' } }, required: ['total'] };
+    Object.assign(core.runs.runs.get(core.runId) ?? {}, { mode: 'multi', output: { schema } });
+
+    await runAgentLoop({ runId: core.runId, agent: 'architect', maxIterations: 5 }, core.deps);
+    const plan = core.runs.runs.get(core.runId)?.plan;
+    expect(plan?.steps.map((s) => s.action)).toEqual(['calculate', 'create_file']);
+    await runAgentLoop({ runId: core.runId, agent: 'coder', maxIterations: 10 }, core.deps);
+
+    expect(core.runs.runs.get(core.runId)?.result).toMatchObject({ output: { total: a * b } });
+    expect(new TextDecoder().decode(await core.workspaces.get(core.runId)?.read('README.md'))).toContain(goal);
+  });
+});
+
 describe('one local server for every example', () => {
   const respond = offlineResponder({ charsPerSecond: 0 });
   const ask = (goal: string) => respond({ model: 'm', max_tokens: 10, messages: [{ role: 'user', content: goal }] }, 0);
