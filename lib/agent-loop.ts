@@ -10,6 +10,7 @@ import { approvalRequestedDetailType, eventSource } from '../functions/core/runs
 import * as awsErrors from '../functions/adapters/aws/errors.js';
 import { transientErrorNames } from '../functions/core/errors/errors.js';
 import * as model from '../functions/core/model/types.js';
+import { stepFailure } from './step-failure.js';
 import * as externalTools from '../functions/core/tools/external/types.js';
 import * as workspace from '../functions/core/workspace/types.js';
 
@@ -304,31 +305,7 @@ export class AgentLoop extends Construct {
       // with nothing left to run (its only call was final_answer, answered by the step itself).
       .otherwise(inference);
 
-    // A step that failed for good: fail with its error name and a readable cause. Lambda puts
-    // a JSON document in the cause; its errorMessage is what a person needs.
-    const parseCause = new sfn.Pass(this, 'ParseCause', {
-      parameters: { 'parsed.$': 'States.StringToJson($.failure.Cause)' },
-      resultPath: '$.cause',
-    });
-    const failWithMessage = new sfn.Fail(this, 'StepFailed', {
-      errorPath: '$.failure.Error',
-      causePath: '$.cause.parsed.errorMessage',
-    });
-    const failPlain = new sfn.Fail(this, 'StepFailedPlain', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
-    const describe = new sfn.Choice(this, 'DescribeFailure')
-      .when(
-        sfn.Condition.or(...exhaustibleErrors.map((name) => sfn.Condition.stringEquals('$.failure.Error', name))),
-        this.retriesExhausted(),
-      )
-      .when(
-        sfn.Condition.stringMatches('$.failure.Cause', '{*'),
-        parseCause.next(
-          new sfn.Choice(this, 'HasErrorMessage')
-            .when(sfn.Condition.isPresent('$.cause.parsed.errorMessage'), failWithMessage)
-            .otherwise(failPlain),
-        ),
-      )
-      .otherwise(failPlain);
+    const describe = stepFailure(this, exhaustibleErrors);
     for (const task of [inference, tools, gatedTools, onlyTool]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
@@ -370,35 +347,6 @@ export class AgentLoop extends Construct {
     );
   }
 
-  /**
-   * The end of a step whose retries are spent: `RetriesExhausted`, its cause saying which error
-   * kept coming and what it said (Lambda's `errorMessage` when the cause is its JSON document).
-   */
-  private retriesExhausted(): sfn.IChainable {
-    const fail = new sfn.Fail(this, 'RetriesExhausted', { error: 'RetriesExhausted', causePath: '$.exhausted.message' });
-    const format = (id: string, cause: string) =>
-      new sfn.Pass(this, id, {
-        parameters: { 'message.$': `States.Format('The step failed with {} until its retries were spent: {}', $.failure.Error, ${cause})` },
-        resultPath: '$.exhausted',
-      }).next(fail);
-    const plain = format('DescribeExhausted', '$.failure.Cause');
-    const bare = new sfn.Pass(this, 'DescribeExhaustedBare', {
-      parameters: { 'message.$': "States.Format('The step failed with {} until its retries were spent.', $.failure.Error)" },
-      resultPath: '$.exhausted',
-    }).next(fail);
-    const parse = new sfn.Pass(this, 'ParseExhaustedCause', { parameters: { 'parsed.$': 'States.StringToJson($.failure.Cause)' }, resultPath: '$.cause' });
-    return new sfn.Choice(this, 'ExhaustedCause')
-      .when(
-        sfn.Condition.and(sfn.Condition.isPresent('$.failure.Cause'), sfn.Condition.isString('$.failure.Cause'), sfn.Condition.stringMatches('$.failure.Cause', '{*')),
-        parse.next(
-          new sfn.Choice(this, 'ExhaustedHasMessage')
-            .when(sfn.Condition.isPresent('$.cause.parsed.errorMessage'), format('DescribeExhaustedMessage', '$.cause.parsed.errorMessage'))
-            .otherwise(plain),
-        ),
-      )
-      .when(sfn.Condition.and(sfn.Condition.isPresent('$.failure.Cause'), sfn.Condition.isString('$.failure.Cause')), plain)
-      .otherwise(bare);
-  }
 }
 
 /**
