@@ -54,7 +54,7 @@ const languages: [RegExp, (name: string) => string][] = [
 /** Files a goal implies without naming them: a module in a language, a README. */
 function impliedFiles(goal: string): string[] {
   const paths: string[] = [];
-  const named = /\b([a-z][\w-]*)\s+(?:module|function|class|script|library|package|program|cli|helper|component|service)\b/i.exec(goal);
+  const named = /\b([a-z][\w-]*)\s+(?:module|function|class|script|library|package|program|cli|component|service)\b/i.exec(goal);
   const name = named?.[1] && !/^(?:a|an|the|tiny|small|simple|little|new)$/i.test(named[1]) ? named[1].toLowerCase() : 'main';
   const language = languages.find(([pattern]) => pattern.test(goal));
   if (language) paths.push(language[1](name));
