@@ -42,7 +42,7 @@ function programFor(reading: Reading): Program {
 }
 
 function actTurn(act: Act, request: OfflineRequest): ScriptedTurn {
-  // The same request (a retried step) gets the same id; another turn or run another one.
+  // The same request (a retried step) gets the same id, a later turn another; ids need be unique only within a conversation.
   const id = `toolu_offline_${createHash('sha256').update(JSON.stringify(request.messages)).digest('hex').slice(0, 16)}`;
   return {
     content: [...(act.say ? [{ type: 'text' as const, text: act.say }] : []), { type: 'tool_use', id, name: act.call.name, input: act.call.input }],
