@@ -10,6 +10,8 @@
  * STEPWISE_STREAM_MAX_SECONDS sets how long an event stream (`GET /runs/{runId}/events`,
  * `POST /agui`) stays open before it ends with the cursor to resume from (default 840).
  *
+ * Without ANTHROPIC_API_KEY, runs are answered by the offline model (`local/offline/`) through a
+ * local Messages API; a goal tagged `[script:<name>]` replays `local/scripts/<name>.json`.
  * `STEPWISE_PROVIDER=bedrock` calls Amazon Bedrock with the default AWS credentials; with
  * `STEPWISE_SCRIPT` as well, a local Bedrock stand-in replays the script instead, so the Bedrock
  * client (SigV4, InvokeModel) runs offline.
@@ -22,10 +24,9 @@ import '../local/sdk-warning.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
-import { readScript } from '../functions/adapters/model/scripted.js';
-import { type BedrockApi, startBedrockApi } from '../local/stand-ins/bedrock-api.js';
-import { replayedScript } from '../local/stand-ins/messages-api.js';
 import * as z from 'zod';
+import { startModelStandIn } from '../local/model-stand-in.js';
+import { eventLine } from '../local/event-lines.js';
 import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
 import { startLocalStack } from '../local/stack.js';
 import { DataDirInUse, dataDirInUseAdvice } from '../local/stand-ins/data-lock.js';
@@ -37,12 +38,8 @@ const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
 if (timeout !== undefined && !/^[1-9]\d{0,6}$/.test(timeout)) {
   throw new Error(`STEPWISE_APPROVAL_TIMEOUT must be a whole number of seconds (1 to 2,147,483), not "${timeout}".`);
 }
-const provider = process.env.STEPWISE_PROVIDER ?? 'anthropic';
-const script = process.env.STEPWISE_SCRIPT;
-let bedrock: BedrockApi | undefined;
-if (provider === 'bedrock' && script && !process.env.STEPWISE_BEDROCK_ENDPOINT) {
-  bedrock = await startBedrockApi(replayedScript(readScript(script)));
-}
+// Without a key, the offline model answers: the first run gets a real answer.
+const model = await startModelStandIn(process.env);
 const modules = z
   .record(z.string().min(1), z.string().min(1))
   .safeParse(JSON.parse(process.env.STEPWISE_LOCAL_FUNCTIONS ?? '{}'));
@@ -60,31 +57,27 @@ const stack = await startLocalStack({
   port,
   functions,
   dataDir,
-  onEvent: (e) => process.stdout.write(`event ${e.detailType} ${JSON.stringify(e.detail)}\n`),
+  // One short line per run that ends (and per approval asked for); the execution events stay quiet.
+  onEvent: (e) => {
+    const line = eventLine(e);
+    if (line) process.stdout.write(`${line}\n`);
+  },
   ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
-  ...(bedrock ? { env: { STEPWISE_BEDROCK_ENDPOINT: bedrock.url } } : {}),
+  env: model.env,
 }).catch(async (error: unknown) => {
   const advice = adviceFor(error);
   if (!advice) throw error;
   // What to do, in one line: the stack trace of a known situation helps nobody.
   process.stderr.write(`${advice}\n`);
-  await bedrock?.close();
+  await model.close();
   process.exit(1);
 });
-process.stdout.write(`Stepwise is listening on ${stack.url} (model provider: ${provider})\n`);
+process.stdout.write(`Stepwise is listening on ${stack.url} (model: ${model.model})\n`);
 process.stdout.write(`The console: ${stack.url}/console/\n`);
-if (provider === 'anthropic' && !process.env.ANTHROPIC_API_KEY) {
-  process.stdout.write('No ANTHROPIC_API_KEY: runs will fail until you set it (or STEPWISE_PROVIDER=scripted STEPWISE_SCRIPT=file).\n');
-}
-if (bedrock) process.stdout.write(`Bedrock: the local stand-in at ${bedrock.url} replays ${script}.\n`);
-else if (provider === 'bedrock') {
-  process.stdout.write(
-    `Bedrock: ${process.env.STEPWISE_MODEL ?? '(set STEPWISE_MODEL to a Bedrock model id)'} in ${process.env.AWS_REGION ?? 'us-east-1'}, with your AWS credentials.\n`,
-  );
-}
+for (const note of model.notes) process.stdout.write(`${note}\n`);
 const shutdown = async () => {
   await stack.close();
-  await bedrock?.close();
+  await model.close();
   process.exit(0);
 };
 process.on('SIGINT', shutdown);

@@ -5,8 +5,8 @@
  * uses) and prints its progress: the agent core without the state machine, for trying Stepwise
  * from a fresh clone. A data folder that another process holds ends it with one line and exit 1.
  *
- *   npm start -- "What is 1234 times 5678?"                       # Anthropic (ANTHROPIC_API_KEY)
- *   npm start -- --script local/scripts/calculator.json "Multiply"   # offline
+ *   npm start -- "What is 1234 times 5678?"                       # Claude with ANTHROPIC_API_KEY, else the offline model
+ *   npm start -- --script local/scripts/calculator.json "Multiply"   # a script replayed exactly
  */
 import '../local/sdk-warning.js';
 import { randomUUID } from 'node:crypto';
@@ -20,6 +20,7 @@ import { runAgentLoop } from '../functions/core/steps/loop.js';
 import { zeroUsage } from '../functions/core/model/messages.js';
 import { DataDirInUse, dataDirInUseAdvice } from '../local/stand-ins/data-lock.js';
 import { type Emulators, startEmulators } from '../local/stand-ins/emulators.js';
+import { startModelStandIn } from '../local/model-stand-in.js';
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -43,9 +44,13 @@ try {
   process.stderr.write(`${dataDirInUseAdvice(error)}\n`);
   process.exit(1);
 }
+// Without a key (and without --script), the offline model answers.
+const model = await startModelStandIn(values.script ? { ...process.env, STEPWISE_PROVIDER: 'scripted' } : process.env);
 try {
+  process.stdout.write(`model: ${values.script ? `the script ${values.script}` : model.model}\n`);
   const env = {
     ...process.env,
+    ...model.env,
     STEPWISE_TABLE: emulators.table,
     STEPWISE_BUCKET: emulators.bucket,
     STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
@@ -97,4 +102,5 @@ try {
   }
 } finally {
   await emulators.stop();
+  await model.close();
 }

@@ -72,11 +72,15 @@ async function watchToEnd(runId: string, after?: string): Promise<void> {
 
 /**
  * Another stepwise command, the way this one was run: `npm run stepwise --` when npm ran it so,
- * else the installed `stepwise`; with the --endpoint and --region given on this command line
- * (variables carry over to the next command by themselves).
+ * else the installed `stepwise`; with the --endpoint and --region given on this command line, and
+ * the variable that chose the endpoint (STEPWISE_ENDPOINT, or a PORT other than 8787), since the
+ * command is for another terminal, where this one's variables are not set.
  */
 function commandLine(): string {
   const words = [process.env.npm_lifecycle_event === 'stepwise' ? 'npm run stepwise --' : 'stepwise'];
+  const endpointFrom = program.getOptionValueSource('endpoint');
+  if (endpointFrom === 'env') words.unshift(`STEPWISE_ENDPOINT=${shellWord(String(program.getOptionValue('endpoint')))}`);
+  else if (endpointFrom !== 'cli' && process.env.PORT && localEndpoint() !== localEndpoint('')) words.unshift(`PORT=${shellWord(process.env.PORT)}`);
   for (const name of ['endpoint', 'region']) {
     if (program.getOptionValueSource(name) === 'cli') words.push(`--${name}`, shellWord(String(program.getOptionValue(name))));
   }
@@ -199,7 +203,9 @@ program
           const text = m.content
             .map((b) => (b.type === 'text' ? b.text : b.type === 'tool_use' ? `[${b.name} ${JSON.stringify(b.input)}]` : b.type === 'tool_result' ? `[result] ${String(b.content).slice(0, 300)}` : `[${b.type}]`))
             .join('\n');
-          return `#${m.seq} ${m.agent} ${m.role}\n${text}`;
+          // A user message that only carries tool results is not one to fork from: it says so.
+          const role = m.role === 'user' && m.content.length > 0 && m.content.every((b) => b.type === 'tool_result') ? 'tool results' : m.role;
+          return `#${m.seq} ${m.agent} ${role}\n${text}`;
         })
         .join('\n\n'),
     );
@@ -247,11 +253,15 @@ program
       ...(opts.tenant ? { scope: 'tenant' as const } : {}),
     });
     print(page, () => {
-      const lines = page.items.map(
-        (r) =>
-          `${r.runId}  ${r.status.padEnd(9)}  ${r.phase.padEnd(9)}  ${r.createdAt}  $${r.estimatedCostUsd.toFixed(4)}${r.waitingFor ? `  ⏸ ${r.waitingFor}` : ''}  ${oneLine(r.goal)}`,
-      );
-      if (!lines.length) lines.push('no runs');
+      if (!page.items.length) return 'no runs';
+      const width = Math.max(6, ...page.items.map((r) => r.runId.length));
+      const row = (cells: string[]) => cells.join('  ').trimEnd();
+      const lines = [
+        row(['RUN ID'.padEnd(width), 'STATUS'.padEnd(9), 'PHASE'.padEnd(9), 'CREATED'.padEnd(24), 'COST'.padEnd(7), 'GOAL']),
+        ...page.items.map((r) =>
+          row([r.runId.padEnd(width), r.status.padEnd(9), r.phase.padEnd(9), r.createdAt.padEnd(24), `$${r.estimatedCostUsd.toFixed(4)}`, `${r.waitingFor ? `⏸ ${r.waitingFor}  ` : ''}${oneLine(r.goal)}`]),
+        ),
+      ];
       if (page.nextCursor) lines.push(`more: ${commandLine()} list --cursor ${shellWord(page.nextCursor)}`);
       return lines.join('\n');
     });

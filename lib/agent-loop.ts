@@ -8,6 +8,7 @@ import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { approvalRequestedDetailType, eventSource } from '../functions/core/runs/events.js';
 import { transientErrorNames } from '../functions/core/errors/table.js';
+import { stepFailure } from './step-failure.js';
 
 /**
  * Errors a step throws that are worth retrying: the model's, the stores' and external tools'
@@ -301,27 +302,7 @@ export class AgentLoop extends Construct {
       // with nothing left to run (its only call was final_answer, answered by the step itself).
       .otherwise(inference);
 
-    // A step that failed for good: fail with its error name and a readable cause. Lambda puts
-    // a JSON document in the cause; its errorMessage is what a person needs.
-    const parseCause = new sfn.Pass(this, 'ParseCause', {
-      parameters: { 'parsed.$': 'States.StringToJson($.failure.Cause)' },
-      resultPath: '$.cause',
-    });
-    const failWithMessage = new sfn.Fail(this, 'StepFailed', {
-      errorPath: '$.failure.Error',
-      causePath: '$.cause.parsed.errorMessage',
-    });
-    const failPlain = new sfn.Fail(this, 'StepFailedPlain', { errorPath: '$.failure.Error', causePath: '$.failure.Cause' });
-    const describe = new sfn.Choice(this, 'DescribeFailure')
-      .when(
-        sfn.Condition.stringMatches('$.failure.Cause', '{*'),
-        parseCause.next(
-          new sfn.Choice(this, 'HasErrorMessage')
-            .when(sfn.Condition.isPresent('$.cause.parsed.errorMessage'), failWithMessage)
-            .otherwise(failPlain),
-        ),
-      )
-      .otherwise(failPlain);
+    const describe = stepFailure(this, exhaustibleErrors);
     for (const task of [inference, tools, gatedTools, onlyTool]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
@@ -362,7 +343,15 @@ export class AgentLoop extends Construct {
       },
     );
   }
+
 }
+
+/**
+ * Errors whose names say where a step failed (Lambda's service, a timeout) but not why: retried
+ * by `addRetries`, so reaching the `Catch` means the retries are spent. The run fails with
+ * `RetriesExhausted`, naming the error and its cause, rather than with an opaque name.
+ */
+export const exhaustibleErrors = [...lambdaServiceErrors, 'States.Timeout', 'Sandbox.Timedout'];
 
 /**
  * One retry policy (habit 13, docs/ARCHITECTURE.md): backoff with full jitter, in the state machine only.

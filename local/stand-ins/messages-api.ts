@@ -7,7 +7,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { toolUses } from '../../functions/core/model/messages.js';
-import { type ScriptedTurn, estimateTokens, pieces, scriptTurn } from '../../functions/adapters/model/scripted.js';
+import { type ScriptedTurn, estimateTokens, pieces, runOf, scriptPosition, scriptTurn } from '../../functions/adapters/model/scripted.js';
 import { startLoopbackServer } from './http-server.js';
 
 /** Where a streamed answer stops short: after `afterDeltas` content deltas. */
@@ -53,12 +53,15 @@ export function scriptedReplies(replies: Reply[]): Responder {
 /**
  * A script replayed for every run from its first turn (`STEPWISE_SCRIPT`): each request is
  * answered with the turn its run has reached, read from the request (`scriptPosition`), so runs
- * may overlap and a retried step gets its turn again. Past the script's end, a 500 that says so.
+ * may overlap and a retried step gets its turn again. Past the script's end, a 400 (a client
+ * error: not retried) naming the run and the turn it asked for.
  */
-export function replayedScript(script: readonly ScriptedTurn[]): Responder {
+export function replayedScript(script: readonly ScriptedTurn[], name = 'The script'): Responder {
   return (body) => {
     const turn = scriptTurn(script, body);
-    return turn ? { turn } : { status: 500, type: 'api_error', message: 'The local script has no turn left for this run.' };
+    if (turn) return { turn };
+    const asked = scriptPosition(script, body) + 1;
+    return { status: 400, type: 'invalid_request_error', message: `${name} has no turn for ${runOf(body)}: it asked for turn ${asked}, past its ${script.length}.` };
   };
 }
 

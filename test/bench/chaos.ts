@@ -16,7 +16,7 @@ process.env.POWERTOOLS_LOG_LEVEL ??= 'SILENT';
 
 const runs = Number(process.env.CHAOS_RUNS ?? 200);
 const seed = Number(process.env.CHAOS_SEED ?? 2026);
-const chaos = new Chaos({ runs, seed, modelFault: 0.25, crash: 0.15, throttle: 0.1, stop: 0.1, redeliver: 0.3, invalidEvents: 10 });
+const chaos = new Chaos({ runs, seed, modelFault: 0.25, crash: 0.15, throttle: 0.1, stop: 0.1, redeliver: 0.3, invalidEvents: 10, exhausted: 1 });
 const local = await startFixture({}, { wrapHandler: chaos.wrap });
 try {
   const outcome = await chaosRun(local, chaos, wire(process.env).conversations);

@@ -54,6 +54,21 @@ describe('the console', () => {
     expect(problems).toEqual([]);
   });
 
+  it("sets each budget field's label right above its own input, at a desktop's width and a phone's", async () => {
+    for (const width of [1280, 380]) {
+      const { page } = await browser.open();
+      await page.setViewportSize({ width, height: 900 });
+      await page.goto(`${local.stack.url}/console/`);
+      for (const name of ['Most US dollars', 'Most tokens']) {
+        const label = await page.getByText(name, { exact: true }).boundingBox();
+        const input = await page.getByLabel(name, { exact: true }).boundingBox();
+        if (!label || !input) throw new Error(`${name} is not shown`);
+        const gap = input.y - (label.y + label.height);
+        expect({ width, name, leftAligned: Math.abs(label.x - input.x) < 1, gap: gap >= 0 && gap < 12 }).toEqual({ width, name, leftAligned: true, gap: true });
+      }
+    }
+  });
+
   it('shows a finished multi-agent run: the plan, the phases, each tool call and the files', async () => {
     const { page, problems } = await browser.open();
     const plan = {

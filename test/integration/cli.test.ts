@@ -160,6 +160,12 @@ describe('the stepwise CLI', () => {
     expect(following.out.stdout).toContain(`  ⏸ write_file keep.md awaits approval: ${approve('toolu_keep')} (or deny, with --reason "…")\n`);
     expect(following.out.stdout).toContain(`  ⏸ write_file drop.md awaits approval: ${approve('toolu_drop')} (or deny, with --reason "…")\n`);
     expect((await cli('status', runId)).stdout).toContain(`⏸ write_file keep.md awaits approval: ${approve('toolu_keep')}`);
+    // The command is for another terminal: the port or endpoint this one came from goes with it.
+    const { port } = new URL(local.stack.url);
+    expect((await cliWith({ PORT: port }, 'status', runId)).stdout).toContain(`awaits approval: PORT=${port} stepwise approve ${runId} toolu_keep (or deny`);
+    expect((await cliWith({ STEPWISE_ENDPOINT: local.stack.url }, 'status', runId)).stdout).toContain(
+      `awaits approval: STEPWISE_ENDPOINT=${local.stack.url} stepwise approve ${runId} toolu_keep (or deny`,
+    );
     // Run through npm, as the README does, it shows the command through npm.
     expect((await spawnCli(['--endpoint', local.stack.url, 'status', runId], {}, 'npm').done).stdout).toContain(
       `⏸ write_file keep.md awaits approval: npm run stepwise -- --endpoint ${local.stack.url} approve ${runId} toolu_keep (or deny`,
@@ -245,7 +251,13 @@ describe('the stepwise CLI', () => {
     const started = await cliWith({ STEPWISE_TOKEN: carol }, '--endpoint', local.stack.url, '--json', 'run', '--mode', 'single', `${tag} Greet me.`);
     const runId = String((JSON.parse(started.stdout) as { runId: string }).runId);
     const mine = await cliWith({ STEPWISE_TOKEN: carol }, '--endpoint', local.stack.url, 'list');
-    expect(mine.stdout.split('\n').filter(Boolean)).toEqual([expect.stringMatching(new RegExp(`^${runId}  (running|succeeded) .* Greet me\\.$`))]);
+    expect(mine.stdout.split('\n').filter(Boolean)).toEqual([
+      expect.stringMatching(/^RUN ID +STATUS +PHASE +CREATED +COST +GOAL$/),
+      expect.stringMatching(new RegExp(`^${runId}  (running|succeeded) .* Greet me\\.$`)),
+    ]);
+    // Each column starts where its heading does.
+    const [heading, line] = mine.stdout.split('\n');
+    expect(line?.indexOf('$')).toBe(heading?.indexOf('COST'));
     const theirs = await cli('list', '--status', 'running');
     expect(theirs.stdout).not.toContain(runId);
     const someoneElse = await cli('--token', (await cli('token', '--sub', 'dave', '--tenant', 'cli-co')).stdout.trim(), 'status', runId);
@@ -280,6 +292,15 @@ describe('the stepwise CLI', () => {
     expect(stdout).toContain('files: notes.md');
     expect((await cli('cat', forkId, 'notes.md')).stdout).toBe('final');
     expect((await cli('cat', source.runId, 'notes.md')).stdout).toBe('draft');
+
+    // The transcript tells the messages a fork can start from (user turns) from those that carry tool results.
+    const transcript = (await cli('messages', source.runId)).stdout;
+    expect(transcript.split('\n').filter((l) => l.startsWith('#'))).toEqual([
+      '#0 single user',
+      '#1 single assistant',
+      '#2 single tool results',
+      '#3 single assistant',
+    ]);
 
     const refused = await cli('fork', source.runId, '--from', '1');
     expect([refused.code, refused.stderr]).toEqual([1, "error: ValidationFailed: The body is invalid. (fromSeq: names message 1, the model's answer; fork from a user message)\n"]);

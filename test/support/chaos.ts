@@ -32,9 +32,25 @@ export interface ChaosOptions {
   redeliver: number;
   /** Events that fail validation, to be dead-lettered with their reason. */
   invalidEvents: number;
+  /** Runs more whose first step crashes on every attempt, so its retries are spent. */
+  exhausted: number;
 }
 
-export const faultKinds = ['model 429', 'model 529', 'model 500', 'model dropped connection', 'step crashed after its write', 'store throttled', 'execution stopped', 'event redelivered'] as const;
+export const faultKinds = [
+  'model 429',
+  'model 529',
+  'model 500',
+  'model dropped connection',
+  'step crashed after its write',
+  'step crashed on every attempt',
+  'store throttled',
+  'execution stopped',
+  'event redelivered',
+] as const;
+
+/** The client run ids of the runs whose first step always crashes: this, then their number. */
+const exhaustedPrefix = (seed: number) => `chaos-${seed}-exhausted-`;
+const crashed = 'Runtime exited before returning (injected)';
 export type FaultKind = (typeof faultKinds)[number];
 
 /** A number in [0, 1) from the seed and a description of what is decided. */
@@ -69,6 +85,10 @@ export class Chaos {
       const e = event as { runId?: string; agent?: string; iteration?: number; toolUseId?: string };
       const step = `${name}:${e.runId}:${e.agent}:${e.toolUseId ?? e.iteration}`;
       const n = this.attempt(step);
+      if (this.armed && name === 'inference' && e.runId?.startsWith(exhaustedPrefix(this.options.seed))) {
+        if (n === 1) this.count('step crashed on every attempt');
+        throw Object.assign(new Error(crashed), { name: 'Lambda.Unknown' });
+      }
       if (this.armed && name !== 'approval' && chance(this.options.seed, 'throttle', step, n) < this.options.throttle) {
         this.count('store throttled');
         throw Object.assign(new Error('Rate exceeded (injected)'), { name: 'StoreUnavailable' });
@@ -76,7 +96,7 @@ export class Chaos {
       const result = await handler(event);
       if (this.armed && chance(this.options.seed, 'crash', step, n) < this.options.crash) {
         this.count('step crashed after its write');
-        throw Object.assign(new Error('Runtime exited before returning (injected)'), { name: 'Lambda.Unknown' });
+        throw Object.assign(new Error(crashed), { name: 'Lambda.Unknown' });
       }
       return result;
     };
@@ -178,6 +198,10 @@ export async function chaosRun(local: StackFixture, chaos: Chaos, conversations:
       }
     }),
   );
+  const exhausted = Array.from({ length: options.exhausted }, (_, n) => `${exhaustedPrefix(options.seed)}${n}`);
+  for (const runId of exhausted) {
+    await local.post('/_local/events', { Source: 'chaos.test', DetailType: 'Stepwise Run Requested', Detail: { goal: `Crash every time (${runId}).`, mode: 'single', runId } });
+  }
   for (let n = 0; n < options.invalidEvents; n++) {
     await local.post('/_local/events', { Source: 'chaos.test', DetailType: 'Stepwise Run Requested', Detail: { goal: '', mode: 'sideways' } });
   }
@@ -193,11 +217,21 @@ export async function chaosRun(local: StackFixture, chaos: Chaos, conversations:
     }),
   );
   const runs = await Promise.all(ids.map((id) => local.waitFor(id, 240_000).catch(() => undefined)));
+  const spent = await Promise.all(exhausted.map((id) => local.waitFor(id, 240_000)));
   await local.stack.runtime.idle();
   const wallMs = Date.now() - started;
   chaos.armed = false;
-  return verify(local, chaos, conversations, ids, runs, sessions, wallMs);
+  const outcome = await verify(local, chaos, conversations, ids, runs, sessions, wallMs);
+  // A step whose retries are spent names that, the error that kept coming and what it said.
+  for (const run of spent) {
+    const label = run.status === 'failed' ? `failed ${run.error?.code ?? '(no error)'}` : run.status;
+    outcome.outcomes[label] = (outcome.outcomes[label] ?? 0) + 1;
+    const expected = `The step failed with Lambda.Unknown until its retries were spent: ${crashed}`;
+    if (run.error?.code !== 'RetriesExhausted' || run.error.message !== expected) outcome.problems.push(`${run.runId} ended ${label}: ${run.error?.message ?? ''}`);
+  }
+  return outcome;
 }
+
 
 async function verify(
   local: StackFixture,
@@ -225,6 +259,7 @@ async function verify(
       problems.push(`${run.runId} is still running`);
     }
     if (run.status === 'failed' && !run.error?.code) problems.push(`${run.runId} failed without a named error`);
+    if (run.status === 'failed' && /^(?:Lambda|Sandbox|States)\./.test(run.error?.code ?? '')) problems.push(`${run.runId} failed with ${run.error?.code}, a name that says where, not why`);
     const { messages } = await conversations.load(conversationIdOf(run.runId, 'single', run.sessionId, run.owner));
     const mine = messages.filter((m) => m.meta.runId === run.runId);
     // Contiguous: the conversation's sequence numbers have no gap and no repeat.

@@ -5,17 +5,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * Runs `bin/dev.ts` with the offline calculator script until `ready` matches its output, hands the
- * match's first group (a URL) to `use`, then stops it. Returns what it wrote.
+ * Runs `bin/dev.ts` until `ready` matches its output, hands the match's first group (a URL) to
+ * `use`, then stops it. Returns what it wrote. The model replays the calculator script, or with
+ * `model: 'as given'` is whatever `env` makes it (without a key, the offline model).
  */
 export async function withDevServer(
   env: NodeJS.ProcessEnv,
   ready: RegExp,
   use: (url: string) => Promise<void>,
+  options: { model?: 'calculator script' | 'as given' } = {},
 ): Promise<{ stdout: string; stderr: string }> {
   const dataDir = mkdtempSync(join(tmpdir(), 'stepwise-dev-'));
+  const model = options.model === 'as given' ? {} : { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: 'local/scripts/calculator.json' };
   const child = spawn(process.execPath, ['--import', 'tsx', 'bin/dev.ts'], {
-    env: { ...env, PORT: '0', STEPWISE_DATA_DIR: dataDir, STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: 'local/scripts/calculator.json' },
+    env: { ...env, PORT: '0', STEPWISE_DATA_DIR: dataDir, ...model },
   });
   let stdout = '';
   let stderr = '';

@@ -10,6 +10,7 @@ import {
   type MessagesApi,
   type MessagesApiOptions,
   type Reply,
+  type Responder,
   type WireRequest,
   startMessagesApi,
 } from '../../local/stand-ins/messages-api.js';
@@ -68,6 +69,8 @@ export interface StackFixture {
 
 export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps' | 'functions'> {
   messagesApi?: MessagesApiOptions;
+  /** Answers the model's requests instead of the tagged scripts (the offline model, as `npm run dev` serves it). */
+  respond?: Responder;
   /** `bedrock`: the scripts are served by the local Bedrock stand-in, and no API key is set. @default 'anthropic' */
   provider?: 'anthropic' | 'bedrock';
 }
@@ -95,9 +98,8 @@ export function useLocalStack(env: Record<string, string> = {}, options: Fixture
 
 /** Starts the Messages API (or Bedrock stand-in) and the stack, and fills in the fixture's helpers. */
 async function openFixture(fixture: StackFixture, env: Record<string, string>, options: FixtureOptions): Promise<void> {
-  const { messagesApi, provider = 'anthropic', ...stackOptions } = options;
-  fixture.messages =
-    provider === 'bedrock' ? await startBedrockApi(fixture.book.respond) : await startMessagesApi(fixture.book.respond, 0, messagesApi);
+  const { messagesApi, provider = 'anthropic', respond = fixture.book.respond, ...stackOptions } = options;
+  fixture.messages = provider === 'bedrock' ? await startBedrockApi(respond) : await startMessagesApi(respond, 0, messagesApi);
   const model =
     provider === 'bedrock'
       ? { STEPWISE_PROVIDER: 'bedrock', STEPWISE_BEDROCK_ENDPOINT: fixture.messages.url, STEPWISE_MODEL: 'anthropic.claude-test-v1:0' }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { toWire } from '../../functions/adapters/model/anthropic.js';
-import { ScriptExhausted, ScriptedModel, readScript, scriptPosition } from '../../functions/adapters/model/scripted.js';
+import { ScriptExhausted, ScriptedModel, readScript, scriptPosition, scriptTurn } from '../../functions/adapters/model/scripted.js';
 import { agentProfile } from '../../functions/core/agents/profiles.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { runAgentLoop } from '../../functions/core/steps/loop.js';
@@ -73,7 +73,42 @@ describe('a script replayed per run', () => {
     const core = await replaying([use(['toolu_1', 'calculator', { operation: 'add', a: 1, b: 2 }])]);
     const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
     await core.deps.conversations.putResult(conversationIdOf('run-1', 'single'), step.seq, 0, { type: 'tool_result', tool_use_id: 'toolu_1', content: '3' });
-    await expect(inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps)).rejects.toBeInstanceOf(ScriptExhausted);
+    const past = inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps);
+    await expect(past).rejects.toBeInstanceOf(ScriptExhausted);
+    // The run by its agent and goal, and its own turn: not a count of requests across runs.
+    await expect(past).rejects.toThrow('The script has no turn for the agent of the run "What is 1234 times 5678? Save the answer to answer.md.": it asked for turn 2, past its 1.');
+  });
+
+  it('answers a denied or failed call with the turn\'s afterError content', async () => {
+    const script = readScript('local/scripts/approvals.json');
+    const goal = { role: 'user' as const, content: [{ type: 'text' as const, text: 'Go.' }] };
+    const after = (isError: boolean) => ({
+      tools: [],
+      messages: [
+        goal,
+        { role: 'assistant', content: script[0]?.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_calc_1', content: '7006652' }] },
+        { role: 'assistant', content: script[1]?.content },
+        { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_write_1', content: isError ? 'A reviewer denied this tool call.' : 'Wrote answer.md.', ...(isError ? { is_error: true } : {}) }] },
+      ],
+    });
+    expect(scriptTurn(script, after(false))?.content).toEqual([{ type: 'text', text: '1234 × 5678 = 7,006,652. I saved it to answer.md.' }]);
+    expect(scriptTurn(script, after(true))?.content).toEqual([{ type: 'text', text: '1234 × 5678 = 7,006,652. I did not save it to answer.md: a reviewer denied the write.' }]);
+  });
+
+  it("reads a script whose turns name their user turn per user turn: a session's second run, and a fork cut at it, get the second", async () => {
+    const script = readScript('local/scripts/fork.json');
+    const core = await replaying(script);
+    const session = conversationIdOf('run-1', 'single');
+    await core.runs.create(newRun('run-2', 'Now add 8 to it.'));
+    const first = await runAgentLoop({ runId: 'run-1', agent: 'single', maxIterations: 5, conversationId: session }, core.deps);
+    const second = await runAgentLoop({ runId: 'run-2', agent: 'single', maxIterations: 5, conversationId: session }, core.deps);
+    expect([first.response, second.response]).toEqual(['6 × 7 = 42.', '42 + 8 = 50.']);
+    // A fork cut before the second run's goal, with a goal of its own: the messages before it, then the new goal.
+    const { messages } = await core.conversations.load(session);
+    const cut = messages.filter((m) => m.meta.runId === 'run-1').map(({ role, content }) => ({ role, content }));
+    const fork = { tools: [], messages: [...cut, { role: 'user', content: [{ type: 'text', text: 'Now add 9 to it.' }] }] };
+    expect(scriptTurn(script, fork)).toEqual(script[2]);
   });
 
   it('keeps the shared queue of `addTurn` for models made with `new`', async () => {
@@ -101,6 +136,7 @@ describe('the local stand-ins replaying a script', () => {
   it('say so when a run asks past the end', async () => {
     const respond = replayedScript([say('only')]);
     const body = { model: 'm', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }, { role: 'assistant', content: 'only' }, { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: '' }] }] };
-    expect(await respond(body, 0)).toMatchObject({ status: 500, type: 'api_error' });
+    // A client error, not retried, naming the run and the turn it asked for.
+    expect(await respond(body, 0)).toEqual({ status: 400, type: 'invalid_request_error', message: 'The script has no turn for the agent of the run "Hi": it asked for turn 2, past its 1.' });
   });
 });

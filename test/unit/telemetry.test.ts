@@ -172,6 +172,39 @@ describe('the inference and tool handlers', () => {
     expect(lines[0]).toMatchObject({ level: 'ERROR', message: 'Invocation failed', runId: 'run-none', agent: 'coder', iteration: 4 });
     expect(lines[0]).not.toHaveProperty('toolUseId');
     expect(lines[0]).not.toHaveProperty('tool');
+    // A named error by its name and message: a stack trace of an expected failure helps nobody.
+    expect(lines[0]?.error).toEqual({ name: expect.any(String), message: expect.any(String) });
+  });
+
+  it('logs an unexpected error whole, with its stack', async () => {
+    shared.core.model.addTurn(() => {
+      throw new TypeError('a bug');
+    });
+    await shared.core.runs.create(newRun('run-bug', 'Fail.'));
+    const lines = await linesOf(() => inference({ runId: 'run-bug', agent: 'single', iteration: 0, model: '' }));
+    expect(lines[0]).toMatchObject({ level: 'ERROR', message: 'Invocation failed', error: { name: 'TypeError', message: 'a bug', stack: expect.stringContaining('TypeError: a bug') } });
+  });
+
+  it("writes each overlapping tool step's own metric line, without Powertools' duplicate-dimension warning", async () => {
+    // Parallel calls of one turn, as the local runtime runs them: in one process, side by side.
+    const step = await inference({ runId: 'run-1', agent: 'single', iteration: 0, model: '' });
+    const calls = [
+      { toolUseId: 'toolu_1', name: 'calculator' },
+      { toolUseId: 'toolu_2', name: 'write_file' },
+    ].map((call) => ({ runId: 'run-1', agent: 'single', seq: step.seq, iteration: 0, needsApproval: false, ...call }));
+    written = [];
+    await Promise.all(calls.map((event) => tool(event)));
+    const output = written.join('');
+
+    expect(output).not.toContain('has already been added');
+    const emf = output
+      .split('\n')
+      .filter((l) => l.includes('"_aws"'))
+      .map((l) => JSON.parse(l) as Line);
+    expect(emf.map((line) => ({ toolUseId: line.toolUseId, tool: line.tool, agent: line.agent }))).toEqual([
+      { toolUseId: 'toolu_1', tool: 'calculator', agent: 'single' },
+      { toolUseId: 'toolu_2', tool: 'write_file', agent: 'single' },
+    ]);
   });
 
   it('carries no key of an earlier tool call into a later inference step', async () => {

@@ -133,10 +133,14 @@ function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
         {caps.budget && (
           <fieldset class="inline">
             <legend>Budget (optional)</legend>
-            <label for="max-usd">Most US dollars</label>
-            <input id="max-usd" type="number" min="0" step="0.01" inputMode="decimal" value={maxUsd} onInput={(e) => setMaxUsd(e.currentTarget.value)} />
-            <label for="max-tokens">Most tokens</label>
-            <input id="max-tokens" type="number" min="1" step="1" inputMode="numeric" value={maxTokens} onInput={(e) => setMaxTokens(e.currentTarget.value)} />
+            <div class="field">
+              <label for="max-usd">Most US dollars</label>
+              <input id="max-usd" type="number" min="0" step="0.01" inputMode="decimal" value={maxUsd} onInput={(e) => setMaxUsd(e.currentTarget.value)} />
+            </div>
+            <div class="field">
+              <label for="max-tokens">Most tokens</label>
+              <input id="max-tokens" type="number" min="1" step="1" inputMode="numeric" value={maxTokens} onInput={(e) => setMaxTokens(e.currentTarget.value)} />
+            </div>
           </fieldset>
         )}
         <ErrorNote error={error} />

@@ -6,9 +6,11 @@
  * Local runs: `POWERTOOLS_LOG_LEVEL` and `POWERTOOLS_METRICS_DISABLED` (or `POWERTOOLS_DEV`) are
  * read when the module loads; the local stack sets quiet defaults for both.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { MetricUnit, Metrics } from '@aws-lambda-powertools/metrics';
 import * as z from 'zod';
+import { StepwiseError } from '../../core/errors/errors.js';
 import type { ModelProvider } from '../../core/model/types.js';
 import type { Usage } from '../../core/model/messages.js';
 import { type metricDimensions, metricNames, metricsNamespace, serviceName } from '../../core/telemetry/metrics.js';
@@ -43,6 +45,25 @@ export function stepKeys(event: unknown): LogKeys {
   return Object.fromEntries(Object.entries(all).filter(([, value]) => value !== undefined)) as LogKeys;
 }
 
+/** What one invocation measured, kept apart from any other invocation's until its one EMF line is written. */
+interface Measured {
+  dimensions: Record<string, string>;
+  metadata: Record<string, string>;
+  counts: [name: string, value: number][];
+}
+
+/**
+ * The measures of the invocation at hand. Invocations of one module can overlap in one process
+ * (the local runtime runs a turn's parallel tool calls side by side, as Lambda managed instances
+ * do), and Powertools' buffer is the module's: recorded straight into it, one invocation's
+ * dimension would land on another's line, with a `Dimension "agent" has already been added`
+ * warning for each.
+ */
+const current = new AsyncLocalStorage<Measured>();
+/** Where measures go outside `instrumented` (a handler that flushes by itself). */
+const outside: Measured = { dimensions: {}, metadata: {}, counts: [] };
+const measures = (): Measured => current.getStore() ?? outside;
+
 /**
  * Runs one invocation with `keys` on every log line it writes and flushes its metrics when it
  * ends, thrown or not. The keys are cleared afterwards: Lambda reuses the module for the next
@@ -53,36 +74,67 @@ export async function instrumented<T>(keys: LogKeys, work: () => Promise<T>): Pr
   logger.resetKeys();
   logger.appendKeys({ ...keys });
   // The metric line carries the run's ids as metadata: searchable, never a dimension.
-  for (const [key, value] of Object.entries(keys)) if (key !== 'agent' && key !== 'tool') metrics.addMetadata(key, String(value));
-  try {
-    return await work();
-  } catch (error) {
-    logger.error('Invocation failed', error as Error);
-    throw error;
-  } finally {
-    flushMetrics();
-    logger.resetKeys();
-  }
+  const metadata = Object.fromEntries(Object.entries(keys).filter(([key]) => key !== 'agent' && key !== 'tool').map(([key, value]) => [key, String(value)]));
+  return current.run({ dimensions: {}, metadata, counts: [] }, async () => {
+    try {
+      return await work();
+    } catch (error) {
+      const named = described(error);
+      if (named) logger.error('Invocation failed', named);
+      else logger.error('Invocation failed', error as Error);
+      throw error;
+    } finally {
+      flushMetrics();
+      logger.resetKeys();
+    }
+  });
+}
+
+/**
+ * A named error of Stepwise as a log line takes it: by name, message and cause, without a stack
+ * (its name and message say what happened, and a transient one is logged at every retry).
+ * Anything else, a bug, is logged whole.
+ */
+function described(error: unknown): { error: Record<string, unknown> } | undefined {
+  if (!(error instanceof StepwiseError)) return undefined;
+  const { cause } = error;
+  return {
+    error: {
+      name: error.name,
+      message: error.message,
+      ...(cause instanceof Error ? { cause: { name: cause.name, message: cause.message } } : cause !== undefined ? { cause: String(cause) } : {}),
+    },
+  };
 }
 
 /**
  * Writes the invocation's metrics as one EMF line, if it recorded any (an empty flush only
- * warns); either way nothing of this invocation is left for the next.
+ * warns); either way nothing of this invocation is left for the next. The buffer is filled and
+ * written in one synchronous go, so no other invocation's measures come between.
  */
 export function flushMetrics(): void {
-  if (metrics.hasStoredMetrics()) return void metrics.publishStoredMetrics();
+  const measured = measures();
+  const { dimensions: named, metadata, counts } = { ...measured };
+  Object.assign(measured, { dimensions: {}, metadata: {}, counts: [] });
+  metrics.clearMetrics();
   metrics.clearDimensions();
   metrics.clearMetadata();
+  if (!counts.length) return;
+  for (const [key, value] of Object.entries(named)) metrics.addDimension(key, value);
+  for (const [key, value] of Object.entries(metadata)) metrics.addMetadata(key, value);
+  for (const [name, value] of counts) metrics.addMetric(name, MetricUnit.Count, value);
+  metrics.publishStoredMetrics();
 }
 
 /** Counts one event. */
 export function count(name: string, value = 1): void {
-  metrics.addMetric(name, MetricUnit.Count, value);
+  measures().counts.push([name, value]);
 }
 
-/** Sets the invocation's metric dimensions (cleared by the flush). */
+/** Sets the invocation's metric dimensions (cleared by the flush); a dimension set again takes the later value. */
 export function dimensions(values: Partial<Record<keyof typeof metricDimensions, string>>): void {
-  for (const [key, value] of Object.entries(values)) if (value) metrics.addDimension(key, value);
+  const measured = measures();
+  for (const [key, value] of Object.entries(values)) if (value) measured.dimensions[key] = value;
 }
 
 /** Records the tokens of one model call. */

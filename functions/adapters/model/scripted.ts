@@ -32,6 +32,14 @@ export const ScriptedTurn = z.object({
   stopReason: StopReason.optional(),
   usage: Usage.partial().optional(),
   pacing: TurnPacing.optional(),
+  /** The content instead, when a result of the turn before is an error (a denied or failed call). */
+  afterError: z.array(ContentBlock).optional(),
+  /**
+   * Which user turn of a conversation the turn answers (1 for a session's first run, 2 for its
+   * second, and a fork's from the message it is cut at). A script whose turns say so is read per
+   * user turn; without it every run replays the script from its first turn.
+   */
+  userTurn: z.number().int().positive().optional(),
 });
 export type ScriptedTurn = z.infer<typeof ScriptedTurn>;
 
@@ -86,7 +94,8 @@ export class ScriptedModel implements ModelProvider {
     if (this.recording) this.requests.push(structuredClone(copyable));
     const source = this.script ? scriptTurn(this.script, request) : this.turns.shift();
     if (!source) {
-      throw new ScriptExhausted(`The script has no turn left for request ${this.received}.`);
+      const asked = this.script ? `turn ${scriptPosition(this.script, request) + 1}, past its ${this.script.length}` : `a turn after the ${this.received - 1} it had`;
+      throw new ScriptExhausted(`The script has no turn for ${runOf(request)}: it asked for ${asked}.`);
     }
     const turn = ScriptedTurn.parse(typeof source === 'function' ? await source(request) : source);
     await generateInPieces(turn, request);
@@ -180,16 +189,54 @@ export interface ScriptedRequest {
  */
 export function scriptPosition(script: readonly ScriptedTurn[], request: ScriptedRequest): number {
   const { messages } = request;
-  const opening = messages.findLastIndex((m) => m.role === 'user' && opensRun(m.content));
+  const opening = openingIndex(messages);
   const turns = messages.slice(opening + 1).filter((m) => m.role === 'assistant').length;
+  if (script.some((turn) => turn.userTurn !== undefined)) {
+    // The turns of this user turn, in order: the n-th opening of the conversation reads the turns marked n.
+    const userTurn = messages.filter((m) => m.role === 'user' && opensRun(m.content)).length;
+    const mine = script.flatMap((turn, index) => ((turn.userTurn ?? 1) === userTurn ? [index] : []));
+    return mine[turns] ?? script.length + turns;
+  }
   const planned = script.findLastIndex((turn) => toolUses(turn).some((call) => call.name === finishPlan.name));
   const offersPlan = (request.tools ?? []).some((tool) => isNamed(tool, finishPlan.name));
   return planned >= 0 && !offersPlan ? planned + 1 + turns : turns;
 }
 
-/** The turn of a per-run script that answers `request`, if the script has one. */
+/**
+ * The turn of a per-run script that answers `request`, if the script has one: its `afterError`
+ * content when one of the results the request ends with is an error.
+ */
 export function scriptTurn(script: readonly ScriptedTurn[], request: ScriptedRequest): ScriptedTurn | undefined {
-  return script[scriptPosition(script, request)];
+  const turn = script[scriptPosition(script, request)];
+  if (!turn?.afterError || !endsWithError(request)) return turn;
+  const { afterError, ...rest } = turn;
+  return { ...rest, content: afterError };
+}
+
+function endsWithError(request: ScriptedRequest): boolean {
+  const last = request.messages.at(-1);
+  return last?.role === 'user' && Array.isArray(last.content) && last.content.some((b: unknown) => isRecord(b) && b.type === 'tool_result' && b.is_error === true);
+}
+
+/**
+ * The run a request belongs to, in words for an error message: its agent and its goal (the
+ * request names no run id; the run's record and the log line carry it).
+ */
+export function runOf(request: ScriptedRequest): string {
+  const opening = request.messages[openingIndex(request.messages)];
+  const text = typeof opening?.content === 'string' ? opening.content : Array.isArray(opening?.content) ? opening.content.filter(isRecord).map((b) => (typeof b.text === 'string' ? b.text : '')).join(' ') : '';
+  const goal = (/^The user's goal:\n([\s\S]*?)\n\nThe Architect's plan:/.exec(text)?.[1] ?? text).replace(/\s+/g, ' ').trim();
+  const agent = (request.tools ?? []).some((tool) => isNamed(tool, finishPlan.name)) ? 'the Architect' : text.startsWith("The user's goal:\n") ? 'the Coder' : 'the agent';
+  return `${agent} of the run "${goal.length > 80 ? `${goal.slice(0, 79)}…` : goal}"`;
+}
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
+}
+
+/** Where the run that `messages` continue opened: its last user message with text of its own (-1 if none). */
+export function openingIndex(messages: ScriptedRequest['messages']): number {
+  return messages.findLastIndex((m) => m.role === 'user' && opensRun(m.content));
 }
 
 /** Notes the loop adds as user text; they continue a run rather than open one. */
