@@ -9,6 +9,7 @@ import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededD
 import type { AgentName } from '../functions/core/agents/types.js';
 import { agentPhases } from '../functions/core/agents/phases.js';
 import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
+import type { ErrorName } from '../functions/core/errors/table.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -134,7 +135,7 @@ export class Orchestrator extends Construct {
     catchAll(loadPlan);
     const noPlan = new sfn.Pass(this, 'NoPlanProduced', {
       parameters: {
-        code: 'NoPlanProduced',
+        code: 'NoPlanProduced' satisfies ErrorName,
         message: 'The Architect finished without submitting a valid plan through finish_plan.',
         'agent.$': '$.currentAgent',
       },

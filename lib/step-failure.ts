@@ -7,6 +7,7 @@
  */
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import type { Construct } from 'constructs';
+import type { ErrorName } from '../functions/core/errors/table.js';
 
 /** The `DescribeFailure` Choice that a loop's tasks `Catch` into (with `resultPath: '$.failure'`). */
 export function stepFailure(scope: Construct, exhaustible: readonly string[]): sfn.Choice {
@@ -37,7 +38,7 @@ export function stepFailure(scope: Construct, exhaustible: readonly string[]): s
  * kept coming and what it said (Lambda's `errorMessage` when the cause is its JSON document).
  */
 function retriesExhausted(scope: Construct): sfn.IChainable {
-  const fail = new sfn.Fail(scope, 'RetriesExhausted', { error: 'RetriesExhausted', causePath: '$.exhausted.message' });
+  const fail = new sfn.Fail(scope, 'RetriesExhausted', { error: 'RetriesExhausted' satisfies ErrorName, causePath: '$.exhausted.message' });
   const format = (id: string, cause: string) =>
     new sfn.Pass(scope, id, {
       parameters: { 'message.$': `States.Format('The step failed with {} until its retries were spent: {}', $.failure.Error, ${cause})` },

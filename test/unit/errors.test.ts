@@ -86,9 +86,17 @@ describe('the error family', () => {
     ]);
   });
 
-  it('has a class for every name in its table but the API\'s answer to the unexpected, and a fault below the agent is an infrastructure error', () => {
+  it('has a class for every name in its table but those a run record or a state machine writes itself and the API\'s answer to the unexpected, and a fault below the agent is an infrastructure error', () => {
     const errorsOf = family();
-    expect(Object.keys(errorTable).filter((name) => !errorsOf.some((error) => error.name === name))).toEqual(['InternalError']);
+    expect(Object.keys(errorTable).filter((name) => !errorsOf.some((error) => error.name === name))).toEqual([
+      'NoPlanProduced',
+      'RetriesExhausted',
+      'StartFailed',
+      'ExecutionAborted',
+      'ExecutionTimedOut',
+      'ExecutionFailed',
+      'InternalError',
+    ]);
     const infrastructure = errorsOf.filter((error) => error instanceof errors.InfrastructureError).map((error) => error.name);
     expect(infrastructure).toEqual(Object.entries(errorTable).filter(([, spec]) => 'infrastructure' in spec).map(([name]) => name).sort());
   });

@@ -76,6 +76,18 @@ export const errorTable = {
   WriteConflict: { status: 409 },
   ApprovalDecided: { status: 500 },
 
+  // Names with no class: written on a run record (or by a state machine's Fail state) where it ends.
+  /** A multi-agent run's Architect stored no plan (the orchestrator). */
+  NoPlanProduced: { status: 500 },
+  /** A step's transient fault outlasted its retries (the agent loop names the fault and its cause). */
+  RetriesExhausted: { status: 500 },
+  /** Step Functions refused to start the run for good (the intake). */
+  StartFailed: { status: 500 },
+  /** The orchestrator execution was stopped, outlived the run's timeout, or failed outside its states (execution-ended). */
+  ExecutionAborted: { status: 500 },
+  ExecutionTimedOut: { status: 500 },
+  ExecutionFailed: { status: 500 },
+
   // The API's answer to anything it did not expect.
   InternalError: { status: 500 },
 } as const satisfies Record<string, ErrorSpec>;

@@ -10,6 +10,7 @@ import { Owner, TooManyRuns } from '../callers/types.js';
 import { ownerKey, owns } from '../callers/access.js';
 import { conversationIdOf } from '../conversation/conversation.js';
 import { StepwiseError, messageOf } from '../errors/errors.js';
+import type { ErrorName } from '../errors/table.js';
 import { zeroUsage } from '../model/messages.js';
 import type { Run } from '../runs/types.js';
 import type { CreateRunBody } from './request.js';
@@ -149,7 +150,7 @@ export async function createRun(
       await deps.runs.finish(runId, {
         status: 'failed',
         phase: 'failed',
-        error: { code: 'StartFailed', message: `The run could not be started: ${messageOf(error)}` },
+        error: { code: 'StartFailed' satisfies ErrorName, message: `The run could not be started: ${messageOf(error)}` },
       });
     }
     throw error;

@@ -5,6 +5,7 @@
  * nothing stays `running` for good (invariant 13, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
+import type { ErrorName } from '../errors/table.js';
 import { type SessionLocks } from '../intake/types.js';
 import { sessionLockId } from '../intake/create.js';
 import type { RunError, RunStore } from './types.js';
@@ -61,7 +62,7 @@ export const executionEndedCodes = {
   ABORTED: 'ExecutionAborted',
   TIMED_OUT: 'ExecutionTimedOut',
   FAILED: 'ExecutionFailed',
-} as const satisfies Record<EndedStatus, string>;
+} as const satisfies Record<EndedStatus, ErrorName>;
 
 /**
  * Marks the run of an orchestrator execution that ended outside its states failed, if the run is
