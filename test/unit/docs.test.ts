@@ -130,6 +130,10 @@ function unresolved(text: string, where: string): string[] {
   for (const m of text.matchAll(/\bhabit (\d+)/g)) {
     if (!habitNumbers.has(Number(m[1]))) problems.push(`${where}: there is no habit ${m[1]} in docs/code-habits.md`);
   }
+  for (const m of text.matchAll(/\b(habit|invariant)s? [\d, and]+,? (?:in )?(docs\/[\w.-]+\.md)/g)) {
+    const home = m[1] === 'habit' ? 'docs/code-habits.md' : 'docs/ARCHITECTURE.md';
+    if (m[2] !== home) problems.push(`${where}: ${m[1]}s are in ${home}, not ${m[2]}`);
+  }
   return problems;
 }
 
@@ -237,10 +241,11 @@ describe('the code’s citations of the docs', () => {
   });
 
   it('would name a heading that is not there', () => {
-    expect(unresolved('See docs/ARCHITECTURE.md, "The loop" and invariant 99, habit 40.', 'example')).toEqual([
+    expect(unresolved('See docs/ARCHITECTURE.md, "The loop" and invariant 99, habit 40 (habit 13, docs/ARCHITECTURE.md).', 'example')).toEqual([
       'example: docs/ARCHITECTURE.md has no heading "The loop"',
       'example: there is no invariant 99 in docs/ARCHITECTURE.md',
       'example: there is no habit 40 in docs/code-habits.md',
+      'example: habits are in docs/code-habits.md, not docs/ARCHITECTURE.md',
     ]);
   });
 });
