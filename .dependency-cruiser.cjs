@@ -1,4 +1,4 @@
-// The import graph's rules (docs/ARCHITECTURE.md, "The layout"), checked by test/unit/structure.test.ts.
+// The import graph's rules (docs/ARCHITECTURE.md, "Import rules"), checked by test/unit/structure.test.ts.
 // Type-only imports count: a circle of types is still a circle to read.
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

@@ -1,4 +1,4 @@
-// Lint rules that keep the mechanical parts honest (habit 14, docs/ARCHITECTURE.md).
+// Lint rules that keep the mechanical parts honest (habit 14, docs/code-habits.md).
 import js from '@eslint/js';
 import vitest from '@vitest/eslint-plugin';
 import globals from 'globals';
@@ -43,7 +43,7 @@ export default tseslint.config(
     },
   },
   {
-    // The console runs in browsers (docs/ARCHITECTURE.md, "The console").
+    // The console runs in browsers (docs/console.md, "How it is built").
     files: ['console/src/**/*.{ts,tsx}'],
     languageOptions: { globals: globals.browser },
   },

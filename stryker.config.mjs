@@ -1,5 +1,5 @@
 // Mutation testing: do the unit tests fail when the core's behaviour changes?
-// `npm run mutate` runs it over functions/core; see README "Mutation testing".
+// `npm run mutate` runs it over functions/core; see docs/testing.md, "Mutation testing".
 //
 // Equivalent mutants are marked where they live, with `// Stryker disable next-line <mutator>: <reason>`.
 // Survivors left in the report on purpose, each with its reason:

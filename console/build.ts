@@ -1,5 +1,5 @@
 /**
- * Builds the console (docs/ARCHITECTURE.md, "The console"): one esbuild pass over
+ * Builds the console (docs/console.md, "How it is built"): one esbuild pass over
  * `console/src/main.tsx` (Preact with esbuild's automatic JSX), code-split ES modules and one
  * stylesheet under `assets/` with content hashes in their names, and an `index.html` that loads
  * them. Synchronous (`buildSync`), so CDK's local asset bundling can call it at synth time.

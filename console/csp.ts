@@ -1,6 +1,6 @@
 /**
  * The console's Content-Security-Policy and security headers, one definition for the local server
- * and CloudFront (docs/ARCHITECTURE.md, "The console"). Scripts and styles come only from the
+ * and CloudFront (docs/console.md, "How it is built"). Scripts and styles come only from the
  * console's own origin, no inline script or style, no eval; the page talks only to its origin
  * (and, signed in with OIDC, to the identity provider's token endpoint); nothing may frame it.
  * Trusted Types: the only HTML the page builds from a string is Markdown rendered by micromark

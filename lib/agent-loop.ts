@@ -354,7 +354,7 @@ export class AgentLoop extends Construct {
 export const exhaustibleErrors = [...lambdaServiceErrors, 'States.Timeout', 'Sandbox.Timedout'];
 
 /**
- * One retry policy (habit 13, docs/ARCHITECTURE.md): backoff with full jitter, in the state machine only.
+ * One retry policy (docs/reliability.md, "Retries"): backoff with full jitter, in the state machine only.
  * `timeouts: false` leaves the state's own timeout alone (a wait for a person), still retrying
  * a Lambda that timed out.
  */

@@ -23,7 +23,7 @@ export interface ConsoleUsersProps {
 }
 
 /**
- * A Cognito user pool for the console (docs/ARCHITECTURE.md, "The console"): users are added by an
+ * A Cognito user pool for the console (docs/console.md, "Sign-in"): users are added by an
  * administrator (no self sign-up), sign in on Cognito's pages, and the console gets an access
  * token by authorization code with PKCE through a public app client (no secret). The API's JWT
  * authorizer takes those tokens (`apiAuth`).

@@ -28,7 +28,7 @@ export interface StepwiseConsoleProps {
   /**
    * STREAM ORIGIN: the live stream's Lambda function URL (response streaming), which the stream's
    * deployment adds. CloudFront sends `/runs/*\/events` and `/agui` to it. Without it those paths
-   * go to the HTTP API, which has no such route, and the console reads the REST routes instead.
+   * go to the HTTP API, which has no such route, and the console reads the run's events as pages instead.
    * @default none
    */
   readonly streamOrigin?: cloudfront.IOrigin;
@@ -45,7 +45,7 @@ export const consoleApiPaths = ['/runs', '/runs/*', '/openapi.json'];
 export const consoleStreamPaths = ['/runs/*/events', '/agui'];
 
 /**
- * The web console (docs/ARCHITECTURE.md, "The console"): its files in a private S3 bucket read by
+ * The web console (docs/console.md, "Deployed"): its files in a private S3 bucket read by
  * CloudFront through origin access control, the API on the same origin (CloudFront behaviours for
  * the API paths to the HTTP API, and for the stream paths to the stream's origin), a strict CSP on
  * every page, hashed assets cached for a year and the page and its config.json always revalidated.

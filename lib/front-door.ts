@@ -16,7 +16,7 @@ import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 
 /**
- * How callers of the HTTP API authenticate, and how their roles are known (docs/ARCHITECTURE.md,
+ * How callers of the HTTP API authenticate, and how their roles are known (docs/callers-and-security.md,
  * "Callers and owners"). IAM: the caller's ARN; reviewers and admins by ARN patterns (`*`, `?`).
  * JWT: `iss` + `sub`; roles from the `stepwise/approve` and `stepwise/admin` scopes; the tenant
  * from the claim `tenantClaim` names.
@@ -54,7 +54,7 @@ export interface CallerSettings {
   readonly trustedSources?: string[];
 }
 
-/** Deployment settings of budgets (docs/ARCHITECTURE.md, "Budgets"). */
+/** Deployment settings of budgets (docs/costs.md, "Budgets"). */
 export interface BudgetProps {
   /**
    * The budget of a run whose request names none, in USD of estimated model cost; a request's

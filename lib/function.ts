@@ -25,7 +25,7 @@ export interface StepwiseFunctionProps {
 const root = fileURLToPath(new URL('..', import.meta.url));
 
 /**
- * The defaults every Stepwise Lambda shares (habit 8, docs/ARCHITECTURE.md): Node.js 22 on ARM64, an ESM
+ * The defaults every Stepwise Lambda shares (habit 8, docs/code-habits.md): Node.js 22 on ARM64, an ESM
  * bundle built by the local esbuild (no Docker) with source maps, its own log group, X-Ray.
  */
 export class StepwiseFunction extends Construct {

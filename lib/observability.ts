@@ -51,7 +51,7 @@ export interface ObservabilityProps {
 }
 
 /**
- * A CloudWatch dashboard and alarms for Stepwise (habit 10, docs/ARCHITECTURE.md): failed, timed-out and
+ * A CloudWatch dashboard and alarms for Stepwise (docs/operations.md, "Alarms"): failed, timed-out and
  * throttled executions of both state machines, orchestrator executions stopped outside Stepwise,
  * Lambda errors and throttles, API and stream URL 5xx answers, a stream that ran near its timeout,
  * and a dead-letter queue that holds anything. Runs succeeded/failed are the orchestrator's own execution metrics:

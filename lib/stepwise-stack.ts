@@ -7,7 +7,7 @@ import { type ConsoleSignIn, StepwiseConsole } from './console.js';
 import { ConsoleUsers } from './console-users.js';
 import { StepwiseAgents, type StepwiseAgentsProps } from './stepwise-agents.js';
 
-/** The web console of a deployment (docs/ARCHITECTURE.md, "The console"). */
+/** The web console of a deployment (docs/console.md, "Deployed"). */
 export interface ConsoleSettings {
   /**
    * Create a Cognito user pool and a public app client (authorization code + PKCE) for signing in

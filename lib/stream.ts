@@ -39,7 +39,7 @@ export const streamTimeout = Duration.minutes(15);
 export const maxStream = streamTimeout.minus(Duration.minutes(1));
 
 /**
- * The live event stream (docs/ARCHITECTURE.md, "The live stream, deployed"): a function serving
+ * The live event stream (docs/deploying.md, "The stream URL"): a function serving
  * the app's stream routes (`GET /runs/{runId}/events`, `POST /agui`) behind a Lambda function URL
  * in `RESPONSE_STREAM` mode. The HTTP API cannot stream, and an API Gateway REST API with the
  * `STREAM` transfer mode would be a second API type with an auth of its own; a function URL takes

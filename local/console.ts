@@ -1,5 +1,5 @@
 /**
- * The console on the local server (docs/ARCHITECTURE.md, "The console"): `/console/*` answers the
+ * The console on the local server (docs/console.md, "How it is built"): `/console/*` answers the
  * built files with the console's CSP and cache headers, any other path under it with index.html
  * (the page routes itself), and `/console/config.json` with the local settings: sign-in through
  * the local issuer, the tools and models a run may name. The files are read (or built, when the

@@ -163,7 +163,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
     });
     // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
-    // token the caller is `local`, a reviewer, so the README's curl examples need no header.
+    // token the caller is `local`, a reviewer, so the docs' curl examples need no header.
     const issuer = await localIssuerIn(options.dataDir ?? mkdtempSync(join(tmpdir(), 'stepwise-issuer-')));
     const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
     const deadLetters: unknown[] = [];

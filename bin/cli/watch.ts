@@ -2,7 +2,7 @@
  * A run's live event stream for a person at a terminal: the agents' text as the model writes it,
  * each tool call and its outcome, calls waiting for approval (with the command that decides
  * them), then the final state. The stream is AG-UI over server-sent events
- * (`GET /runs/{runId}/events`, docs/ARCHITECTURE.md "The live stream"); a dropped connection is
+ * (`GET /runs/{runId}/events`, docs/events.md, "The event stream"); a dropped connection is
  * resumed from the last event id, so nothing is printed twice and nothing is missed.
  */
 import { EventSourceParserStream } from 'eventsource-parser/stream';

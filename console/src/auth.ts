@@ -1,5 +1,5 @@
 /**
- * Who the console calls the API as (docs/ARCHITECTURE.md, "The console"). Locally: the caller
+ * Who the console calls the API as (docs/console.md, "Sign-in"). Locally: the caller
  * `local` (no token, as the API treats a request without one), or a caller of the local issuer
  * (`POST /_local/tokens`, as `stepwise token` does). Deployed with JWT auth: the user signed in at
  * the OpenID provider, by authorization code with PKCE through `oauth4webapi` (loaded only then).

@@ -1,7 +1,7 @@
 /**
  * Follows one run for the run page: on its live stream when the deployment has the route, else
  * by reading the same events as pages every second or so while the run runs
- * (`GET /runs/{runId}/events/page`, docs/ARCHITECTURE.md, "The console"). Either way the events,
+ * (`GET /runs/{runId}/events/page`, docs/console.md, "How it is built"). Either way the events,
  * their ids and the `Transcript` folded from them are the same: the server derives them once.
  */
 import { type ApiClient, ApiError } from './api.js';

@@ -1,5 +1,5 @@
 /**
- * The Stepwise console (docs/ARCHITECTURE.md, "The console"): reads its settings, finishes an
+ * The Stepwise console (docs/console.md, "How it is built"): reads its settings, finishes an
  * OpenID sign-in when it lands on the callback path, and draws the page the path names.
  */
 import './styles.css';

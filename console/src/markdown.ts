@@ -1,7 +1,7 @@
 /**
  * Markdown to HTML for the console: micromark with its safe defaults (raw HTML in the source is
  * escaped, `javascript:` and other dangerous link protocols are dropped), handed to the DOM only
- * through the console's one Trusted Types policy (docs/ARCHITECTURE.md, "The console"). Tool
+ * through the console's one Trusted Types policy (docs/console.md, "How it is built"). Tool
  * output is never rendered this way: it is shown as text.
  */
 import { micromark } from 'micromark';

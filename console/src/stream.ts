@@ -1,6 +1,6 @@
 /**
  * Follows a run's live stream (`GET /runs/{runId}/events`, AG-UI over server-sent events;
- * docs/ARCHITECTURE.md, "The live stream") until the run ends. Read with `fetch`, not
+ * docs/events.md, "The event stream") until the run ends. Read with `fetch`, not
  * `EventSource`, because the request carries the caller's token in `Authorization`, which
  * `EventSource` cannot send; the bytes are parsed by `eventsource-parser`.
  *

@@ -1,8 +1,8 @@
 /**
- * A run as the console shows it, folded from the run's AG-UI events (docs/ARCHITECTURE.md, "The
- * live stream" and "The console"): its agents in order, each with its text and tool calls as they
- * happen, approvals, results, usage, the plan, and how the run ended. Pure: no DOM, no fetch; the
- * same fold serves the live stream and its pages (`follow.ts`).
+ * A run as the console shows it, folded from the run's AG-UI events (docs/events.md, "The event
+ * stream"; docs/console.md, "How it is built"): its agents in order, each with its text and tool
+ * calls as they happen, approvals, results, usage, the plan, and how the run ended. Pure: no DOM,
+ * no fetch; the same fold serves the live stream and its pages (`follow.ts`).
  *
  * Each state is a new object; what did not change is shared, so the view redraws only what an
  * event touched. Items are only ever appended, so their positions are stable and kept in an index.

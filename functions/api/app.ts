@@ -1,5 +1,5 @@
 /**
- * The HTTP API (docs/ARCHITECTURE.md) as one Hono app: the same app behind API Gateway and in
+ * The HTTP API (docs/http-api.md) as one Hono app: the same app behind API Gateway and in
  * `npm run dev`. It mounts one small sub-app per resource (`routes/`), each declaring its routes
  * once, with the schemas that validate the request and describe the answers; `GET /openapi.json`
  * is generated from those declarations, and the app's type gives the CLI and the console their

@@ -1,10 +1,10 @@
 /**
- * Who is calling the HTTP API, read once per request (docs/ARCHITECTURE.md, "Callers and
- * owners"). Deployed, API Gateway has already checked the credentials: IAM auth leaves the
- * caller's ARN on the request context, JWT auth the token's claims. The stream function's URL
- * (payload 2.0, like the HTTP API's) leaves the same IAM context; it has no JWT authorizer, so
- * in JWT mode the function checks the token itself (`jwtVerifier`). The local server checks its
- * own issuer's tokens. Every path reads claims through the same `callerFromClaims`.
+ * Who is calling the HTTP API, read once per request (docs/callers-and-security.md, "Callers and
+ * owners"). Deployed, API Gateway has already checked the credentials: IAM auth leaves the caller's
+ * ARN on the request context, JWT auth the token's claims. The stream function's URL (payload 2.0,
+ * like the HTTP API's) leaves the same IAM context; it has no JWT authorizer, so in JWT mode the
+ * function checks the token itself (`jwtVerifier`). The local server checks its own issuer's
+ * tokens. Every path reads claims through the same `callerFromClaims`.
  */
 import { type JWTPayload, type JWTVerifyGetKey, createRemoteJWKSet, errors, jwtVerify } from 'jose';
 import * as z from 'zod';

@@ -38,7 +38,7 @@ export class InvalidJson extends named('InvalidJson') {
   }
 }
 
-/** No run with that id that the caller may see: the same answer as a missing run (DESIGN §7). */
+/** No run with that id that the caller may see: the same answer as a missing run (docs/callers-and-security.md, "Callers and owners"). */
 export class RunNotFound extends named('RunNotFound') {}
 
 /** No file at that path of the run's workspace. */

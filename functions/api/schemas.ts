@@ -1,6 +1,6 @@
 /**
  * Every body, query and answer of the HTTP API as zod schemas: the router validates with them
- * and `GET /openapi.json` is generated from the routes declared with them (habit 2, docs/ARCHITECTURE.md).
+ * and `GET /openapi.json` is generated from the routes declared with them (habit 2, docs/code-habits.md).
  */
 import * as z from 'zod';
 import { DecisionBody, DecisionRecorded, DecisionView, WaitingFor } from '../core/approvals/types.js';

@@ -1,6 +1,6 @@
 /**
- * The routes that answer with a live event stream (docs/ARCHITECTURE.md, "The live stream,
- * deployed"). API Gateway's HTTP API cannot stream a response, so deployed these routes are served
+ * The routes that answer with a live event stream (docs/deploying.md, "The stream
+ * URL"). API Gateway's HTTP API cannot stream a response, so deployed these routes are served
  * by the stream function's URL (Lambda response streaming), and only there; the HTTP API serves
  * every other route. Locally one server serves them all.
  */

@@ -1,5 +1,5 @@
 /**
- * The event stream routes' parts (docs/ARCHITECTURE.md, "The event stream"): their schemas, the
+ * The event stream routes' parts (docs/events.md, "The event stream"): their schemas, the
  * mapping from an AG-UI `RunAgentInput` to a run, and the server-sent events answer.
  */
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';

@@ -1,6 +1,6 @@
 /**
  * Lambda: the live event stream, behind a function URL in `RESPONSE_STREAM` mode
- * (docs/ARCHITECTURE.md, "The live stream, deployed"). The same Hono app as the API function, its
+ * (docs/deploying.md, "The stream URL"). The same Hono app as the API function, its
  * stream routes only, each answer written to the client as the app produces it
  * (`awslambda.streamifyResponse`, through Hono's `streamHandle`).
  */

@@ -24,7 +24,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     catalogs: wiring.catalogs,
     tokens: new SfnTaskTokens(sfn),
     events: wiring.events,
-    // Unset, a stream lasts the reader's default (14 minutes); the stack sets it on the stream function (docs/ARCHITECTURE.md, "The live stream, deployed").
+    // Unset, a stream lasts the reader's default (14 minutes); the stack sets it on the stream function (docs/deploying.md, "The stream URL").
     ...(wiring.env.STEPWISE_STREAM_MAX_SECONDS ? { stream: { maxDurationMs: wiring.env.STEPWISE_STREAM_MAX_SECONDS * 1000 } } : {}),
   };
 }
@@ -36,7 +36,7 @@ function deployedCallers(env: Env): Authenticate {
 }
 
 /**
- * Callers of the stream function's URL (docs/ARCHITECTURE.md, "The live stream, deployed"): in IAM
+ * Callers of the stream function's URL (docs/deploying.md, "The stream URL"): in IAM
  * mode as Lambda identified them, the same context as the HTTP API's; in JWT mode the URL is open
  * and the function verifies the bearer token itself, as the HTTP API's JWT authorizer does, with
  * the same issuer and audiences, and reads the same claims. `keys` replaces the issuer's key set (tests).

@@ -1,6 +1,6 @@
 /**
  * Builds the adapters from validated environment variables: done once, when a Lambda module or
- * the local runtime loads (habit 7, docs/ARCHITECTURE.md). A missing variable fails fast, naming it.
+ * the local runtime loads (habit 7, docs/code-habits.md). A missing variable fails fast, naming it.
  */
 import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynamodb';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -214,15 +214,15 @@ function parseEnv<T extends z.ZodType>(schema: T, source: Record<string, string 
 /** The credentials the local emulators accept (s3rver's fixed pair); nothing real. */
 export const localCredentials = { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' };
 
-/** Few SDK attempts: the state machine's `Retry` is the outer loop (habit 13, docs/ARCHITECTURE.md). */
+/** Few SDK attempts: the state machine's `Retry` is the outer loop (docs/reliability.md, "Retries"). */
 export const sdkAttempts = 3;
 
 /**
  * A client builds each command's middleware stack once per command class instead of on every
  * request (the SDK's `cacheMiddleware`): 70 µs less a DynamoDB request and 100 µs an S3 one,
  * measured without the emulators. Safe here: nothing adds middleware to a single command; a
- * request sent with options (an abort signal) goes through a client that keeps none (`awsClients`,
- * docs/ARCHITECTURE.md, section 6, habit 16).
+ * request sent with options (an abort signal) goes through a client that keeps none (`awsClients`;
+ * docs/costs.md, "Why each request is cheap").
  */
 export const cacheMiddleware = true;
 

@@ -17,7 +17,7 @@ export interface LocalExecution {
   cause?: string;
   startDate: Date;
   stopDate?: Date;
-  /** The largest state input or output seen, in bytes (see docs/ARCHITECTURE.md, payload size). */
+  /** The largest state input or output seen, in bytes (invariant 1, docs/ARCHITECTURE.md). */
   maxPayloadBytes: number;
   /** State transitions so far. */
   transitions: number;

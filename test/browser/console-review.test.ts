@@ -1,7 +1,7 @@
 /**
  * Reviewing from the console in a real headless Chromium: approve, deny with a message, approve
  * with edited input (where the API takes it), and a reviewer's list of every waiting call of its
- * tenant. Takes the README's screenshots (`STEPWISE_SCREENSHOTS=docs/images`).
+ * tenant. Takes the docs' screenshots (`STEPWISE_SCREENSHOTS=docs/images`).
  */
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
@@ -183,7 +183,7 @@ describe('reviewing in the console', () => {
     expect(decided.decisions).toMatchObject([{ toolUseId: 'toolu_t1', decidedBy: 'stepwise-local#rita' }]);
     expect(((await local.request('GET', `/runs/${other}`, { token: mallory })).body as unknown as RunView).waitingFor).toHaveLength(1);
 
-    // The runs list of the local caller, with a call waiting: the README's picture.
+    // The runs list of the local caller, with a call waiting: the picture docs/console.md shows.
     const list = await browser.open();
     const draft = local.book.add('w', { turn: use(['toolu_w', 'write_file', { path: 'w.md', content: 'W' }]) }, { turn: say('W.') });
     await startWaiting(`Draft the release notes for version 1.4\n${draft}`);

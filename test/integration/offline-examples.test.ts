@@ -1,5 +1,5 @@
 /**
- * The README's examples offline, through the local stack and the offline model as `npm run dev`
+ * The docs' examples offline, through the local stack and the offline model as `npm run dev`
  * serves it without a key (the real SDK against the local Messages API): structured output, a
  * fork of a session's second turn, a denied write, a run slow enough to cancel, and the scripts a
  * goal's `[script:<name>]` tag replays, all on one server.

@@ -15,7 +15,9 @@ const run = promisify(execFile);
 /** The shell block the README's "first answer" section tells a newcomer to paste. */
 function quickStart(): string {
   const readme = readFileSync('README.md', 'utf8');
-  const section = readme.slice(readme.indexOf('#### The first answer, offline'));
+  const heading = /^#+ The first answer, offline$/m.exec(readme);
+  if (!heading) throw new Error('The README has no section "The first answer, offline".');
+  const section = readme.slice(heading.index);
   const block = /```sh runs\n([\s\S]*?)```/.exec(section)?.[1];
   if (!block) throw new Error('The README has no quick start block marked `sh runs`.');
   return block;

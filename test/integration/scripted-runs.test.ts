@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { Run } from '../../functions/core/runs/types.js';
 import { useLocalStack } from '../support/local-stack.js';
 
-// The offline setup the README starts with: every run replays local/scripts/calculator.json.
+// The scripted provider, as docs/getting-started.md shows it: every run replays local/scripts/calculator.json.
 const local = useLocalStack({ STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: 'local/scripts/calculator.json' });
 const goal = 'What is 1234 times 5678? Save the answer to answer.md.';
 

@@ -59,7 +59,7 @@ export function useBrowser(): BrowserFixture {
 }
 
 /**
- * Takes a screenshot. With `STEPWISE_SCREENSHOTS=docs/images` the pictures the README shows are
+ * Takes a screenshot. With `STEPWISE_SCREENSHOTS=docs/images` the pictures docs/console.md shows are
  * written there (and committed); otherwise into a temporary folder.
  */
 let shots: string | undefined;

@@ -308,7 +308,7 @@ async function verify(
   return { runs, outcomes, lost, duplicated, stuck, extraModelCalls, lockedSessions, deadLettered, wallMs, problems };
 }
 
-/** The outcome as a table, for the bench and the README. */
+/** The outcome as a table, for the bench and docs/reliability.md. */
 export function chaosReport(chaos: Chaos, outcome: ChaosOutcome): string {
   const lines = [
     row(['runs', chaos.options.runs]),

@@ -1,5 +1,5 @@
 /**
- * A run's event stream as the live stream's contract writes it (docs/ARCHITECTURE.md, "The live
+ * A run's event stream as the live stream's contract writes it (docs/events.md, "The event
  * stream"): the console's tests fold it, serve it over SSE, drop it and resume it.
  */
 import type { StreamEvent } from '../../console/src/transcript.js';

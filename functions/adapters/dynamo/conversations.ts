@@ -115,7 +115,7 @@ export class DynamoConversationStore implements ConversationStore {
   }
 
   /**
-   * The items from `from` on, for a run's event stream (docs/ARCHITECTURE.md, "The event stream"):
+   * The items from `from` on, for a run's event stream (docs/events.md, "Read order, and why it is safe"):
    * that run's messages and every tool result; other runs' messages and summaries are filtered
    * out by DynamoDB. Read every time, not cached: the stream asks only for what may be new.
    */

@@ -6,7 +6,7 @@
  * Why not the document client itself: its commands cannot run on a client that keeps its resolved
  * middleware (the SDK's `cacheMiddleware`; the document client refuses one), and resolving the
  * stack again for every request was a measurable share of an agent-loop iteration, six requests
- * of which are DynamoDB's (docs/ARCHITECTURE.md, section 6, habit 16).
+ * of which are DynamoDB's (docs/costs.md, "Why each request is cheap").
  */
 import {
   type DynamoDBClient,

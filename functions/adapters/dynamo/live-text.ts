@@ -1,6 +1,6 @@
 /**
  * Live text on DynamoDB: one item per model call, in its run's partition, written whole each time
- * it grows ("Live text", docs/ARCHITECTURE.md).
+ * it grows (docs/events.md, "Live text").
  *
  *   pk = live#<runId>
  *   sk = <agent>#<seqKey(seq)>#<attempt>

@@ -50,7 +50,7 @@ export class DynamoRunStore implements RunStore {
 
   /**
    * The run record and every approval of the run in one Query of its partition (the event
-   * stream's read of it, docs/ARCHITECTURE.md "The event stream"); the tool catalog, which sorts
+   * stream's read of it: docs/events.md, "Read order, and why it is safe"); the tool catalog, which sorts
    * after the record, is not read.
    */
   async getWithApprovals(runId: string): Promise<{ run: Run | undefined; approvals: Approval[] }> {

@@ -1,5 +1,5 @@
 /**
- * Approvals at the two steps (docs/ARCHITECTURE.md, "Approvals"): the inference step marks the calls
+ * Approvals at the two steps (docs/callers-and-security.md, "Approvals"): the inference step marks the calls
  * that wait for a reviewer (and, at an agent's first step, checks that the policy names only tools
  * the run has); the tool step runs a gated call only as its approval says, with the reviewer's input
  * and message.

@@ -1,5 +1,5 @@
 /**
- * Budgets at the inference step (docs/ARCHITECTURE.md, "Budgets"): checked before the step's first
+ * Budgets at the inference step (docs/costs.md, "Budgets"): checked before the step's first
  * model call and after each call is counted, so a run stops at the exact call that spends it.
  */
 import { toolResult, toolUses } from '../model/messages.js';

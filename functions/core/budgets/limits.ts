@@ -1,5 +1,5 @@
 /**
- * Budgets (docs/ARCHITECTURE.md, "Budgets"): spend is what the run record counts (`usage`,
+ * Budgets (docs/costs.md, "Budgets"): spend is what the run record counts (`usage`,
  * `estimatedCostUsd`), so a budget is checked against exactly what was called; the daily spend of
  * a caller is the sum of what its runs cost, each run counted toward the UTC day it started.
  */

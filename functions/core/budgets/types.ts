@@ -1,5 +1,5 @@
 /**
- * Budgets (docs/ARCHITECTURE.md, "Budgets"): a run's own limit in USD and tokens, and a caller's
+ * Budgets (docs/costs.md, "Budgets"): a run's own limit in USD and tokens, and a caller's
  * daily limit in USD, with the port that counts a caller's daily spend.
  */
 import * as z from 'zod';

@@ -1,5 +1,5 @@
 /**
- * Callers, owners and scopes (DESIGN §7): who is asking, and what a deployment lets each do.
+ * Callers, owners and scopes (docs/callers-and-security.md, "Callers and owners"): who is asking, and what a deployment lets each do.
  */
 import * as z from 'zod';
 import { named } from '../errors/errors.js';
@@ -24,7 +24,7 @@ export const Caller = Owner.extend({ scopes: z.array(Scope) });
 
 export type Caller = z.infer<typeof Caller>;
 
-/** The caller of the local server when a request carries no token: today's README examples work as before. */
+/** The caller of the local server when a request carries no token: the docs' examples need no header. */
 export const localCaller: Caller = { principal: 'local', scopes: ['approve'] };
 
 /** What a caller wants to do with a run. */

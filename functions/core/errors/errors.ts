@@ -1,5 +1,5 @@
 /**
- * The error family (habit 19, docs/ARCHITECTURE.md "Error names are a contract"): one base class
+ * The error family (docs/ARCHITECTURE.md, "Error names are a contract"): one base class
  * whose `code`, `status` and `transient` come from the table of every name (`table.ts`), and a
  * factory that makes a named class of it. Step Functions `Retry`/`Catch` select on `name`, so each
  * name is part of the contract:

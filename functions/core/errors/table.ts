@@ -1,8 +1,8 @@
 /**
- * Every error Stepwise names, in one table (habit 19, docs/ARCHITECTURE.md "Error names are a
- * contract"): the state machines' `Retry`/`Catch` select on these names, run records and events
- * carry them as `error.code`, and the API answers with them. Each class of the family
- * (`errors.ts`) takes its status and retry flag from here, so they are written once.
+ * Every error Stepwise names, in one table (habit 19, docs/code-habits.md; docs/ARCHITECTURE.md,
+ * "Error names are a contract"): the state machines' `Retry`/`Catch` select on these names, run
+ * records and events carry them as `error.code`, and the API answers with them. Each class of the
+ * family (`errors.ts`) takes its status and retry flag from here, so they are written once.
  *
  * - `status`: what the API answers when a request meets the error. 500 for errors no request
  *   should meet: the API logs them and answers `InternalError`, never their message.

@@ -1,5 +1,5 @@
 /**
- * Forks (docs/ARCHITECTURE.md, "Forks"): a new single-mode run of the caller that starts from one
+ * Forks (docs/http-api.md, "Forks"): a new single-mode run of the caller that starts from one
  * agent's conversation of another run, cut before one of its user messages, and from a copy of
  * that run's workspace. Then it goes on with a new goal, or with the message it was cut at again
  * ("retry from here"). The source is only read: everything is copied to the fork's own keys.

@@ -1,5 +1,5 @@
 /**
- * Live text at the inference step (docs/ARCHITECTURE.md, "Live text"): each model call of the answer
+ * Live text at the inference step (docs/events.md, "Live text"): each model call of the answer
  * streams what it has generated into its own live attempt, and stops writing before the answer is
  * stored, so no live write lands after the message.
  */

@@ -1,6 +1,6 @@
 /**
  * Live text's records and ports: what the model has generated so far, written while it
- * generates, and read by the event stream (docs/ARCHITECTURE.md, "Live text").
+ * generates, and read by the event stream (docs/events.md, "Live text").
  */
 import * as z from 'zod';
 import { AgentName } from '../agents/types.js';

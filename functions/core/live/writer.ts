@@ -1,6 +1,6 @@
 /**
  * Live text: what the model has generated so far, written while it generates so that a watcher
- * sees the answer before the step ends ("Live text", docs/ARCHITECTURE.md). It is best effort:
+ * sees the answer before the step ends (docs/events.md, "Live text"). It is best effort:
  * the stored assistant message is the truth. A live attempt item only grows (chunks are appended,
  * never changed), no item is written for a model that answers within the first interval, and
  * none after the step starts storing its message.

@@ -1,5 +1,5 @@
 /**
- * Structured output (docs/ARCHITECTURE.md, "Structured output"): a run may ask for its final
+ * Structured output (docs/http-api.md, "Structured output"): a run may ask for its final
  * answer as JSON matching a JSON Schema. The agent that answers the run (single, or the Coder) is
  * offered a `final_answer` tool whose input schema is the caller's schema, and the run succeeds
  * only once it calls it, alone, with input that validates. A tool is the provider-neutral way to

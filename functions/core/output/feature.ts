@@ -1,5 +1,5 @@
 /**
- * Structured output at the inference step (docs/ARCHITECTURE.md, "Structured output"): the
+ * Structured output at the inference step (docs/http-api.md, "Structured output"): the
  * `final_answer` tool and its note on the request, the message that asks for it after a turn that
  * ended without it, and what a turn's `final_answer` calls mean for the run.
  */

@@ -1,5 +1,5 @@
 /**
- * The events Stepwise takes and emits (docs/ARCHITECTURE.md, "Events"), as zod schemas for producers and consumers.
+ * The events Stepwise takes and emits (docs/events.md, "Events on the bus"), as zod schemas for producers and consumers.
  */
 import * as z from 'zod';
 import { Usage } from '../model/messages.js';

@@ -83,7 +83,7 @@ export const Run = z.object({
 
 export type Run = z.infer<typeof Run>;
 
-/** What a step needs of its run record besides the conversation (docs/ARCHITECTURE.md, "Budgets", "Structured output"). */
+/** What a step needs of its run record besides the conversation (docs/costs.md, "Budgets"; docs/http-api.md, "Structured output"). */
 export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd'>;
 
 /** What one inference step adds to its run. */

@@ -1,6 +1,6 @@
 /**
- * The features of the two steps, in the order their hooks run at each point (habit 16,
- * docs/ARCHITECTURE.md "The step pipeline"). The order is part of the behaviour: the run's tools are
+ * The features of the two steps, in the order their hooks run at each point (docs/ARCHITECTURE.md,
+ * "The step pipeline"). The order is part of the behaviour: the run's tools are
  * listed before the policy naming them is checked, the budget is checked before compaction makes a
  * summary call, compaction retries around live text (each retried call writes its own attempt), and
  * a reviewer's note is added to a result before its size is capped.

@@ -1,5 +1,5 @@
 /**
- * The hook points of the two steps (habit 16, docs/ARCHITECTURE.md "The step pipeline"). A step is a
+ * The hook points of the two steps (docs/ARCHITECTURE.md, "The step pipeline"). A step is a
  * short fixed pipeline; each feature (budgets, compaction, structured output, live text, approvals,
  * the run's result, external tools, the size of a tool result) lives in a folder of its own and
  * registers at the points it needs. The steps call a point's hooks in the order the features are

@@ -18,7 +18,7 @@ export const InferenceInput = z.object({
   /** The agent's iteration limit: a step at it answers `iteration_limit` before it reads anything (invariant 9). */
   maxIterations: z.number().int().positive().optional(),
   /**
-   * Where this execution of the loop hands over to a fresh one (continue-as-new, docs/ARCHITECTURE.md): a step at it
+   * Where this execution of the loop hands over to a fresh one (continue-as-new: docs/ARCHITECTURE.md, "The agent loop"): a step at it
    * returns `continue` at once, and the fresh execution runs it.
    */
   segmentEnd: z.number().int().positive().optional(),

@@ -1,7 +1,7 @@
 /**
  * The event stream of a run, derived from what is stored: the run record, this run's messages
  * and tool results in each agent's conversation, the approvals, and the live attempts
- * (docs/ARCHITECTURE.md, "The event stream").
+ * (docs/events.md, "How the stream is derived").
  *
  * `deriveRunEvents` is a pure function of what has been read so far. It emits only events that no
  * later read can put anything before: when the store grows, the events derived from it grow by

@@ -2,8 +2,8 @@
  * Completing a prefix of JSON text to a known value. A tool call's input streams as pieces of the
  * model's own JSON text (spacing and escapes as the model wrote them); once the call is stored,
  * only the parsed input is known. The stream ends the call's arguments with the text that makes
- * "what streamed + the rest" parse to exactly the stored input (docs/ARCHITECTURE.md, "The event
- * stream").
+ * "what streamed + the rest" parse to exactly the stored input (docs/events.md, "How the
+ * stream is derived").
  */
 import { isDeepStrictEqual } from 'node:util';
 

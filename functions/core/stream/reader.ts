@@ -1,6 +1,6 @@
 /**
- * Reading a run's event stream from the store, a little at a time (docs/ARCHITECTURE.md, "The
- * event stream"). Each tick reads only what can be new, in the one order that keeps
+ * Reading a run's event stream from the store, a little at a time (docs/events.md, "Read
+ * order, and why it is safe"). Each tick reads only what can be new, in the one order that keeps
  * `deriveRunEvents` safe:
  *
  *   1. the conversation of the agent at work, from the first item that may be missing

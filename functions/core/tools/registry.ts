@@ -1,6 +1,6 @@
 /**
  * The tools of an agent: each one's JSON Schema derived from its zod schema, so the two cannot
- * disagree (habit 2, docs/ARCHITECTURE.md), and calls run with tool failures turned into data
+ * disagree (habit 2, docs/code-habits.md), and calls run with tool failures turned into data
  * (invariant 5).
  */
 import * as z from 'zod';
