@@ -5,20 +5,18 @@
  * structured output, live text, approvals, external tools and the run's result attach at its hook
  * points (`hooks.ts`, in the order of `features.ts`).
  */
-import { agentProfile, answersRun } from '../agents/profiles.js';
+import { agentProfile } from '../agents/profiles.js';
 import { conversationIdOf } from '../conversation/conversation.js';
 import { findStep, nextSeq } from '../conversation/next-message.js';
-import type { Compaction, Conversation, StoredMessage } from '../conversation/types.js';
+import type { StoredMessage } from '../conversation/types.js';
 import { modelMessages } from '../compaction/context.js';
 import { StepStateInvalid } from '../errors/errors.js';
-import { toolUses } from '../model/messages.js';
-import { estimateCost } from '../model/prices.js';
 import { ModelResponseEmpty, type ModelResponse } from '../model/types.js';
 import { runControls } from '../runs/controls.js';
-import type { RunResult } from '../runs/types.js';
 import { inferenceFeatures } from './features.js';
-import type { Answer, CallOptions, InferenceDeps, InferenceFeature, InferenceStep, ModelCall, StepRequest } from './hooks.js';
+import type { CallOptions, InferenceDeps, InferenceStep, ModelCall, StepRequest } from './hooks.js';
 import { bringUpToDate } from './load.js';
+import { count, settle } from './settle.js';
 import type { InferenceInput, InferenceResult, LoopBound } from './types.js';
 
 /**
@@ -97,63 +95,4 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const winner = findStep(reloaded.messages, input.runId, input.iteration);
   if (!winner) throw new StepStateInvalid(`Message ${call.seq} of ${step.conversationId} was taken by another step.`);
   return settle(step, features, winner, reloaded);
-}
-
-/**
- * After the model: what the stored answer means (`afterModel`), its usage and cost (and the run's
- * result when it finishes the run) counted once however often this runs (`afterCount`), the calls
- * the step answers itself, then `settle`; reduced to a step result.
- */
-async function settle(step: InferenceStep, features: readonly InferenceFeature[], message: StoredMessage, conversation: Conversation): Promise<InferenceResult> {
-  const { input } = step;
-  const reason = message.meta.stopReason ?? 'end_turn';
-  const answer: Answer = {
-    ...step,
-    message,
-    conversation,
-    reason,
-    stopReason: reason,
-    finished: (reason === 'end_turn' || reason === 'stop_sequence') && answersRun(input.agent),
-    calls: reason === 'tool_use' ? toolUses(message) : [],
-    answered: [],
-    gated: new Set(),
-  };
-  for (const feature of features) await feature.afterModel?.(answer);
-  await count(step, features, 'answer', message, answer.result);
-  for (const { index, result, ran } of answer.answered) {
-    await step.deps.conversations.putResult(step.conversationId, message.seq, index, result, ran ? {} : { ran: false });
-  }
-  for (const feature of features) await feature.settle?.(answer);
-  const toolCalls = answer.calls.map(({ id, name }) => ({ id, name, needsApproval: answer.gated.has(name) }));
-  return {
-    stopReason: answer.stopReason,
-    toolCalls,
-    gated: toolCalls.some((call) => call.needsApproval),
-    iteration: input.iteration,
-    next: input.iteration + 1,
-    seq: message.seq,
-  };
-}
-
-/** Counts a model call of the step on the run record (once, however often this runs), then runs the `afterCount` hooks. */
-async function count(
-  step: InferenceStep,
-  features: readonly InferenceFeature[],
-  call: 'answer' | 'summary',
-  made: StoredMessage | Compaction,
-  result?: RunResult,
-): Promise<void> {
-  const { usage, model } = 'meta' in made ? made.meta : made;
-  const costUsd = usage ? estimateCost(model ?? '', usage) : undefined;
-  const totals = usage
-    ? await step.deps.runs.recordStep(step.input.runId, step.input.agent, step.input.iteration, {
-        usage,
-        // Stryker disable next-line ConditionalExpression: a cost of 0 for an unpriced call adds nothing to the run's cost
-        ...(costUsd !== undefined ? { costUsd } : {}),
-        ...(result ? { result } : {}),
-        ...(call === 'summary' ? { call } : {}),
-      })
-    : undefined;
-  const turn = 'meta' in made && made.meta.stopReason === 'tool_use' ? made : undefined;
-  for (const feature of features) await feature.afterCount?.({ ...step, call, totals, ...(turn ? { turn } : {}) });
 }
