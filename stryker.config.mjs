@@ -7,14 +7,12 @@
 //   sources, alsoAvailable, scopes of a claim): a made-up entry matches no tool, scope or source.
 // - callers/claims.ts listOf: dropping `.filter(Boolean)` or the string filter of `scp` keeps only
 //   entries no scope name equals.
-// - errors.ts transientErrorNames: the message of the probe instance and the `typeof` guard
-//   (module exports hold no null) do not change the names.
 // - plan/plan.ts syntaxErrors: the 'invalid JSON' fallback for text that JSON.parse refuses and the
 //   tolerant parser accepts (no such text is known), and `before.at(-1)?.` (split never returns []).
 // - Error message strings and zod issue codes that no caller reads (`code: 'custom'`).
 // Known gap, held by integration tests rather than unit tests:
-// - inference.ts `compacted` (two ConditionalExpression mutants): a retried step that finds its
-//   own summary, or a step that had nothing to cut, and is then refused as too long
+// - compaction/feature.ts `compacted.has(call)` (two ConditionalExpression mutants): a retried step
+//   that finds its own summary, or a step that had nothing to cut, and is then refused as too long
 //   (test/integration/compaction-too-long.test.ts).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
