@@ -16,7 +16,7 @@ function docsServer(): McpServer {
   server.registerTool(
     'search',
     { description: 'Searches the (tiny, made-up) Stepwise docs for a phrase.', inputSchema: { query: z.string().min(1) } },
-    ({ query }) => ({ content: [{ type: 'text', text: `Stepwise docs, 1 match for "${query}": README.md#mcp-servers-and-lambda-tools` }] }),
+    ({ query }) => ({ content: [{ type: 'text', text: `Stepwise docs, 1 match for "${query}": docs/tools.md#mcp-servers-and-lambda-tools` }] }),
   );
   return server;
 }

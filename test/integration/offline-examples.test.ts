@@ -28,7 +28,7 @@ async function started(body: Record<string, unknown>): Promise<string> {
 }
 
 describe('structured output offline', () => {
-  it("answers the README's example, and the same with other numbers, with the product in result.output", async () => {
+  it("answers the documented example, and the same with other numbers, with the product in result.output", async () => {
     for (const [a, b] of [
       [1234, 5678],
       [someNumber(), someNumber()],
@@ -100,7 +100,7 @@ describe('approvals offline', () => {
 });
 
 describe('a paced offline run', () => {
-  it('is still running when the cancel comes, so the README\'s cancel answers 202 and the run ends cancelled', async () => {
+  it('is still running when the cancel comes, so the documented cancel answers 202 and the run ends cancelled', async () => {
     const runId = await started({ goal: '[[slow]] What is 2 + 3 * 4 - 10 / 5? Save the answer to answer.md.' });
     await new Promise((r) => setTimeout(r, 500));
     expect(((await local.get(`/runs/${runId}`)).body as unknown as Run).status).toBe('running');
