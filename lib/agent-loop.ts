@@ -67,7 +67,8 @@ export interface AgentLoopProps {
 /**
  * The agent loop: Inference → Choice on `stopReason` → Map over the tool calls → Inference …
  *
- * Input: `{ runId, agent, conversationId, maxIterations, model }` (model empty for the default). Only ids and counters travel
+ * Input: `{ runId, agent, label, conversationId, maxIterations, model }` (model empty for the default;
+ * `label` is the agent's short name in execution names: `<runId>-<label>-<iteration>` fits in 80 characters). Only ids and counters travel
  * between states (invariant 1, docs/ARCHITECTURE.md); messages and tool outputs stay in DynamoDB/S3.
  * Fails with `MaxIterationsExceeded`, `ModelRefused`, `ContextWindowExceeded` or the step's
  * own error name (`BudgetExceeded`, when a budget is spent), with a plain-text cause.
@@ -85,6 +86,7 @@ export class AgentLoop extends Construct {
     const ids = {
       'runId.$': '$.runId',
       'agent.$': '$.agent',
+      'label.$': '$.label',
       'conversationId.$': '$.conversationId',
       'maxIterations.$': '$.maxIterations',
       'model.$': '$.model',
@@ -237,10 +239,11 @@ export class AgentLoop extends Construct {
         Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
         Parameters: {
           'StateMachineArn.$': '$$.StateMachine.Id',
-          'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.step.next)",
+          'Name.$': "States.Format('{}-{}-{}', $.runId, $.label, $.step.next)",
           Input: {
             'runId.$': '$.runId',
             'agent.$': '$.agent',
+            'label.$': '$.label',
             'conversationId.$': '$.conversationId',
             'maxIterations.$': '$.maxIterations',
             'model.$': '$.model',

@@ -7,7 +7,7 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { AgentName } from '../functions/core/agents/types.js';
+import { BuiltinAgentName } from '../functions/core/agents/types.js';
 import { metricNames, metricsNamespace, serviceName } from '../functions/core/telemetry/metrics.js';
 
 export interface ObservabilityProps {
@@ -126,7 +126,7 @@ export class Observability extends Construct {
         period,
         label,
       });
-    const perAgent = (metricName: string) => AgentName.options.map((agent) => custom(metricName, { agent }, agent));
+    const perAgent = (metricName: string) => BuiltinAgentName.options.map((agent) => custom(metricName, { agent }, agent));
     // Tools are many (and grow): one search finds every agent/tool pair that reported.
     const perTool = (metricName: string, label: string) =>
       new cloudwatch.MathExpression({
@@ -175,7 +175,7 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({ title: 'Iterations by agent', left: perAgent(metricNames.iterations), width }),
       new cloudwatch.GraphWidget({
         title: 'Tokens',
-        left: tokenKinds.flatMap(([metricName, kind]) => AgentName.options.map((agent) => custom(metricName, { agent }, `${kind} · ${agent}`))),
+        left: tokenKinds.flatMap(([metricName, kind]) => BuiltinAgentName.options.map((agent) => custom(metricName, { agent }, `${kind} · ${agent}`))),
         width,
       }),
       new cloudwatch.GraphWidget({

@@ -6,7 +6,7 @@ import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../functions/core/runs/events.js';
-import type { AgentName } from '../functions/core/agents/types.js';
+import type { BuiltinAgentName } from '../functions/core/agents/types.js';
 import { agentPhases } from '../functions/core/agents/phases.js';
 import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
 import type { ErrorName } from '../functions/core/errors/table.js';
@@ -64,7 +64,8 @@ function retryServiceFaults<T extends sfn.TaskStateBase>(task: T): T {
  * single mode: one agent loop. multi mode: the Architect's loop (phase `planning`), a check that
  * it stored a plan, then the Coder's loop (phase `executing`), whose first message carries it.
  *
- * Input: `{ runId, mode, conversationId, maxIterations }`; `$.currentAgent` names the agent at work.
+ * Input: `{ runId, mode, agent, label, conversationId, maxIterations, model }` (`agent` and `label`
+ * name the one agent of a single-agent run); `$.currentAgent` names the agent at work.
  * A cancelled run's execution is stopped and announces nothing, so the cancel starts one more,
  * `{ runId, announce: 'cancelled' }`, that only announces it.
  */
@@ -79,10 +80,17 @@ export class Orchestrator extends Construct {
     const explain = new sfn.Choice(this, 'ExplainFailure');
     const catchAll = (task: sfn.TaskStateBase) => retryServiceFaults(task).addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
 
-    /** Records the phase and agent, then runs that agent's loop as a nested execution. */
-    const phase = (agent: AgentName, conversationId: string) => {
+    /**
+     * Records the phase and agent, then runs that agent's loop as a nested execution. The agent of
+     * a one-agent run is the input's (`$.agent`, its place in the run, and `$.label`, the short name
+     * its executions carry); the Architect's and the Coder's are fixed.
+     */
+    const phase = (agent: BuiltinAgentName, conversationId: string) => {
       const suffix = agent[0]?.toUpperCase() + agent.slice(1);
-      const current = new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
+      const dynamic = agent === 'single';
+      const current = dynamic
+        ? new sfn.Pass(this, `Current${suffix}`, { inputPath: '$.agent', resultPath: '$.currentAgent' })
+        : new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
       const mark = new tasks.DynamoUpdateItem(this, `Mark${suffix}`, {
         table,
         key: runKey,
@@ -92,7 +100,7 @@ export class Orchestrator extends Construct {
         expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
         expressionAttributeValues: {
           ':phase': tasks.DynamoAttributeValue.fromString(agentPhases[agent]),
-          ':agent': tasks.DynamoAttributeValue.fromString(agent),
+          ':agent': tasks.DynamoAttributeValue.fromString(dynamic ? sfn.JsonPath.stringAt('$.agent') : agent),
           ':running': tasks.DynamoAttributeValue.fromString('running'),
           ':now': now,
         },
@@ -102,10 +110,12 @@ export class Orchestrator extends Construct {
         stateMachine: props.agentLoop,
         integrationPattern: sfn.IntegrationPattern.RUN_JOB,
         // Named after the run and agent, so a retried start cannot run the agent twice (invariant 3, docs/ARCHITECTURE.md).
-        name: sfn.JsonPath.format(`{}-${agent}`, sfn.JsonPath.stringAt('$.runId')),
+        name: dynamic
+          ? sfn.JsonPath.format('{}-{}', sfn.JsonPath.stringAt('$.runId'), sfn.JsonPath.stringAt('$.label'))
+          : sfn.JsonPath.format(`{}-${agent}`, sfn.JsonPath.stringAt('$.runId')),
         input: sfn.TaskInput.fromObject({
           'runId.$': '$.runId',
-          agent,
+          ...(dynamic ? { 'agent.$': '$.agent', 'label.$': '$.label' } : { agent, label: agent }),
           'conversationId.$': conversationId,
           'maxIterations.$': '$.maxIterations',
           'model.$': '$.model',

@@ -9,7 +9,7 @@ import { EventSourceParserStream } from 'eventsource-parser/stream';
 import type { ApiClient } from '../../functions/api/client.js';
 import type { RunView } from '../../functions/api/schemas.js';
 import type { AgentName } from '../../functions/core/agents/types.js';
-import { agentPhases } from '../../functions/core/agents/phases.js';
+import { phaseOf } from '../../functions/core/agents/phases.js';
 import { ApiError } from './client.js';
 import { describeToolCall, describeWaiting } from './describe.js';
 
@@ -125,7 +125,7 @@ class Printer {
     switch (event.type) {
       case 'STEP_STARTED':
         this.agent = event.stepName as AgentName;
-        this.line(`phase ${agentPhases[this.agent] ?? 'executing'} · ${this.agent}`);
+        this.line(`phase ${phaseOf(this.agent)} · ${this.agent}`);
         return;
       case 'TEXT_MESSAGE_START':
         this.flush();

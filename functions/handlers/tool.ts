@@ -1,6 +1,6 @@
 /** Lambda: one tool call of an agent loop. */
 import { callingSources } from '../wiring/external.js';
-import { agentProfile } from '../core/agents/profiles.js';
+import { toolNames } from '../core/tools/builtin/builtin.js';
 import { metricNames, otherTool } from '../core/telemetry/metrics.js';
 import { mcpSeparator } from '../core/tools/external/types.js';
 import { mcpServerOf } from '../core/tools/external/names.js';
@@ -21,9 +21,9 @@ const serverNames = new Set(mcpServers.map((server) => server.name));
  * (`docs__*`), anything else `other`. Each value is a billed metric, so the set stays bounded by
  * configuration: a model that makes names up adds none.
  */
-function toolDimension(agent: Parameters<typeof agentProfile>[0], name: string | undefined): string {
+function toolDimension(name: string | undefined): string {
   if (name === undefined) return otherTool;
-  if (agentProfile(agent).tools.get(name) !== undefined || lambdaToolNames.has(name)) return name;
+  if (toolNames.includes(name) || lambdaToolNames.has(name)) return name;
   const server = mcpServerOf(name);
   return server !== undefined && serverNames.has(server) ? `${server}${mcpSeparator}*` : otherTool;
 }
@@ -32,7 +32,7 @@ export async function handler(event: unknown): Promise<ToolStepResult> {
   const keys = stepKeys(event);
   return instrumented(keys, async () => {
     const input = parseEvent(ToolInput, event);
-    dimensions({ agent: input.agent, tool: toolDimension(input.agent, keys.tool) });
+    dimensions({ agent: input.agent, tool: toolDimension(keys.tool) });
     const result = await toolStep(input, wiring);
     count(metricNames.toolCalls);
     count(metricNames.toolErrors, result.isError ? 1 : 0);

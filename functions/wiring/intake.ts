@@ -5,6 +5,7 @@ import { SQSClient } from '@aws-sdk/client-sqs';
 import type { DeadLetters, IntakeDeps } from '../core/intake/types.js';
 import type { Run } from '../core/runs/types.js';
 import { SfnRunStarter, SqsDeadLetters } from '../adapters/aws/intake.js';
+import { agentCatalogOf } from './agents.js';
 import { type Env, type Wiring, externalToolNamesOf, localCredentials, sdkAttempts } from './wire.js';
 
 /** The Step Functions client: the local endpoint when one is set. */
@@ -34,6 +35,8 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
+    agents: agentCatalogOf(wiring.env),
+    agentStore: wiring.agentStore,
     externalToolNames: externalToolNamesOf(wiring.env),
     trustedSources: wiring.env.STEPWISE_TRUSTED_SOURCES,
     budgets: wiring.budgets,

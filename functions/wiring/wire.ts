@@ -6,6 +6,7 @@ import { DynamoDBClient, type DynamoDBClientConfig } from '@aws-sdk/client-dynam
 import { S3Client } from '@aws-sdk/client-s3';
 import { Documents } from '../adapters/dynamo/documents.js';
 import * as z from 'zod';
+import type { AgentDefinitionStore } from '../core/agents/types.js';
 import { type ApprovalStore } from '../core/approvals/types.js';
 import { approvableTool, approvableToolsText } from '../core/approvals/policy.js';
 import type { BudgetSettings, SpendStore } from '../core/budgets/types.js';
@@ -24,6 +25,7 @@ import { defaultToolLimits } from '../core/tools/registry.js';
 import type { Workspace } from '../core/workspace/types.js';
 import { toolNames } from '../core/tools/builtin/builtin.js';
 import { BlobStore } from '../adapters/s3/blobs.js';
+import { DynamoAgentDefinitionStore } from '../adapters/dynamo/agents.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
@@ -301,6 +303,8 @@ export interface Wiring {
   externalTools?: ExternalTools;
   /** Runs' external tool catalogs (the API checks a reviewer's edited input of an external tool against them). */
   catalogs: ToolCatalogStore;
+  /** The versions of the agent definitions runs follow. */
+  agentStore: AgentDefinitionStore;
 }
 
 /**
@@ -333,6 +337,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   return {
     ...(externalTools ? { externalTools } : {}),
     catalogs,
+    agentStore: new DynamoAgentDefinitionStore(doc, env.STEPWISE_TABLE),
     env,
     conversations,
     forks: {

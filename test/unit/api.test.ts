@@ -13,7 +13,7 @@ describe('POST /runs', () => {
     const api = memoryApi();
     const res = await api.request('POST', '/runs', { goal, mode: 'single', maxIterations: 5 });
     expect(res).toEqual({ status: 202, body: { runId: 'run-1', status: 'running', phase: 'idle' } });
-    expect(api.starter.started).toEqual([{ runId: 'run-1', mode: 'single', conversationId: 'run/run-1/single', maxIterations: 5, model: '' }]);
+    expect(api.starter.started).toEqual([{ runId: 'run-1', mode: 'single', agent: 'single', label: 'single', conversationId: 'run/run-1/single', maxIterations: 5, model: '' }]);
     expect(await api.runs.get('run-1')).toMatchObject({ goal, mode: 'single', status: 'running', phase: 'idle' });
   });
 

@@ -4,6 +4,7 @@ import * as awsIntake from '../../functions/adapters/aws/intake.js';
 import * as scripted from '../../functions/adapters/model/scripted.js';
 import * as apiCallers from '../../functions/api/callers.js';
 import * as apiErrors from '../../functions/api/errors.js';
+import * as agents from '../../functions/core/agents/types.js';
 import * as approvals from '../../functions/core/approvals/types.js';
 import * as budgets from '../../functions/core/budgets/types.js';
 import * as callers from '../../functions/core/callers/types.js';
@@ -19,7 +20,7 @@ import * as stepInput from '../../functions/core/steps/input.js';
 import * as external from '../../functions/core/tools/external/types.js';
 import * as workspace from '../../functions/core/workspace/types.js';
 
-const modules = [approvals, budgets, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
+const modules = [agents, approvals, budgets, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
 
 /** Every concrete class of the family the modules export, one instance each. */
 function family(): errors.StepwiseError[] {

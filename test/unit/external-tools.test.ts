@@ -8,6 +8,7 @@ import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { type ExternalCallContext, type ExternalTool, type ToolCatalog, type ToolCatalogStore, type ToolSource, toolNamePattern } from '../../functions/core/tools/external/types.js';
 import { ExternalTools, externalToolsConfig, lambdaCatalogEntries, listedLambdaTools, unavailableNote } from '../../functions/core/tools/external/external-tools.js';
+import { agentProfile } from '../../functions/core/agents/profiles.js';
 import { externalToolNames, isExternalToolName, mcpToolName, noExternalTools, unlistedPolicyTools } from '../../functions/core/tools/external/names.js';
 import { memoryCore, say, use } from '../support/agents.js';
 import { MemoryApprovalStore, RecordingTokens, newRun } from '../support/memory.js';
@@ -419,7 +420,7 @@ describe('unavailableNote', () => {
       ],
       listedAt: '2026-01-01T00:00:00.000Z',
     };
-    expect([unavailableNote(catalog, 'single'), unavailableNote(catalog, 'architect'), unavailableNote(undefined, 'single')]).toEqual([
+    expect([unavailableNote(catalog, agentProfile('single').usesSource), unavailableNote(catalog, agentProfile('architect').usesSource), unavailableNote(undefined, agentProfile('single').usesSource)]).toEqual([
       '\n\nSome external tools could not be listed when this run began and are not offered: mcp:a, mcp:b.',
       '',
       '',

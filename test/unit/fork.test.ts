@@ -59,7 +59,7 @@ describe('POST /runs/{runId}/fork', () => {
 
     const forked = await api.request('POST', '/runs/run-2/fork', { fromSeq: 4, goal: 'Turn three: c.md instead.' }, alice);
     expect(forked).toEqual({ status: 202, body: { runId: 'run-3', status: 'running', phase: 'idle' } });
-    expect(api.starter.started.at(-1)).toEqual({ runId: 'run-3', mode: 'single', conversationId: 'run/run-3/single', maxIterations: 25, model: '' });
+    expect(api.starter.started.at(-1)).toEqual({ runId: 'run-3', mode: 'single', agent: 'single', label: 'single', conversationId: 'run/run-3/single', maxIterations: 25, model: '' });
 
     const copied = await api.conversations.load('run/run-3/single');
     expect(copied).toEqual({ ...before.conversation, messages: before.conversation.messages.filter((m) => m.seq < 4) });

@@ -1,3 +1,4 @@
+import { builtinAgents, refOf } from '../../functions/core/definitions/definition.js';
 import { describe, expect, it } from 'vitest';
 import { TooManyRuns } from '../../functions/core/callers/types.js';
 import { ownerKey } from '../../functions/core/callers/access.js';
@@ -29,6 +30,8 @@ function intake(extra: Omit<Partial<IntakeDeps>, 'runs' | 'starter'> = {}) {
   return deps;
 }
 
+const assistant = refOf(builtinAgents[0]!);
+
 describe('createRun', () => {
   it('stores the run as asked, with its session and model, and starts it', async () => {
     const deps = intake({ approvalTools: ['write_file'] });
@@ -39,6 +42,9 @@ describe('createRun', () => {
       mode: 'single',
       goal: 'Add 2 and 3.',
       owner,
+      // The run follows the built-in assistant at the version it started with.
+      agent: assistant,
+      agents: [{ place: 'single', ...assistant }],
       sessionId: 's1',
       model: 'claude-haiku-4-5',
       approvals: { tools: ['write_file'] },
@@ -50,7 +56,7 @@ describe('createRun', () => {
       updatedAt: now,
     });
     expect(deps.starter.started).toEqual([
-      { runId: 'run-1', mode: 'single', conversationId: `session/${ownerKey(owner)}/s1`, maxIterations: 25, model: 'claude-haiku-4-5' },
+      { runId: 'run-1', mode: 'single', agent: 'single', label: 'single', conversationId: `session/${ownerKey(owner)}/s1`, maxIterations: 25, model: 'claude-haiku-4-5' },
     ]);
   });
 
@@ -200,7 +206,7 @@ describe('createRunBody', () => {
       { path: 'goal', message: 'must not be empty' },
       { path: 'sessionId', message: 'must be 1-128 letters, digits, ".", "_" or "-"' },
       { path: 'maxIterations', message: 'Too small: expected number to be >=1' },
-      { path: 'sessionId', message: 'sessions continue single-mode conversations; use mode "single" with a sessionId' },
+      { path: 'sessionId', message: 'sessions continue one agent\'s conversation; name an agent (or mode "single") with a sessionId' },
     ]);
     const long = createRunBody().safeParse({ goal: 'x'.repeat(100_001) });
     expect(long.error?.issues.map((i) => i.message)).toEqual(['must be at most 100000 characters']);

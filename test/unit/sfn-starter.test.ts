@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { SfnRunStarter } from '../../functions/adapters/aws/intake.js';
 import type { OrchestratorInput } from '../../functions/core/intake/types.js';
 
-const input: OrchestratorInput = { runId: 'run-1', mode: 'single', conversationId: 'run/run-1/single', maxIterations: 5, model: '' };
+const input: OrchestratorInput = { runId: 'run-1', mode: 'single', agent: 'single', label: 'single', conversationId: 'run/run-1/single', maxIterations: 5, model: '' };
 const arn = 'arn:aws:states:us-east-1:123456789012:stateMachine:orchestrator';
 
 describe('SfnRunStarter', () => {

@@ -113,7 +113,7 @@ describe('POST /agui', () => {
     expect(events[0]?.event).toEqual({ type: EventType.RUN_STARTED, threadId: 'thread-1', runId: 'agui-run-1' });
     const run = await api.runs.get('agui-run-1');
     expect(run).toMatchObject({ mode: 'single', sessionId: 'thread-1', goal: 'Second\nquestion', status: 'running' });
-    expect(api.starter.started).toEqual([{ runId: 'agui-run-1', mode: 'single', conversationId: expect.stringMatching(/^session\/.+\/thread-1$/), maxIterations: 5, model: '' }]);
+    expect(api.starter.started).toEqual([{ runId: 'agui-run-1', mode: 'single', agent: 'single', label: 'single', conversationId: expect.stringMatching(/^session\/.+\/thread-1$/), maxIterations: 5, model: '' }]);
 
     // The same input again starts nothing new and answers the same run's stream.
     const again = await api.app.request('/agui', { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: JSON.stringify(input()) });

@@ -8,6 +8,7 @@
  *   session#<ownerKey>/<id> session locks                         (intake.ts)
  *   spend#<ownerKey>#<day>  what each run of an owner started that day cost (spend.ts)
  *   live#<runId>            the answers being generated, per model call (adapters/dynamo/live-text.ts)
+ *   agent#<name>            the versions of an agent definition runs follow (agents.ts)
  *
  * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
  * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
@@ -22,6 +23,7 @@ export const itemFamilies = {
   sessions: 'session#',
   spend: 'spend#',
   live: 'live#',
+  agents: 'agent#',
   byOwner: 'owner#',
   byTenant: 'tenant#',
   running: 'running#',

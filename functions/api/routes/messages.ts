@@ -1,9 +1,10 @@
 /** `GET /runs/{runId}/messages`: a run's transcript, in pages. */
 import { createRoute } from '@hono/zod-openapi';
-import type { AgentName } from '../../core/agents/types.js';
+import { type AgentName, BuiltinAgentName } from '../../core/agents/types.js';
 import { conversationIdOf } from '../../core/conversation/conversation.js';
 import type { ConversationStore } from '../../core/conversation/types.js';
-import type { Run } from '../../core/runs/types.js';
+import { placesOf, type Run } from '../../core/runs/types.js';
+import { ValidationFailed } from '../errors.js';
 import { json, noRun, refusal, routes, runParams, withRun } from '../middleware.js';
 import { MessagesPage, MessagesQuery } from '../schemas.js';
 import type { ApiDeps } from '../types.js';
@@ -30,7 +31,13 @@ export function messageRoutes(deps: ApiDeps) {
  * all the run's agents in turn, after the cursor: the index of the last message of the page before.
  */
 async function messagesPage(run: Run, query: MessagesQuery, conversations: ConversationStore): Promise<MessagesPage> {
-  const agents: AgentName[] = query.agent ? [query.agent] : run.mode === 'single' ? ['single'] : ['architect', 'coder'];
+  const places = placesOf(run);
+  // A built-in's place names no messages of another run's (an empty page); any other name is a mistake.
+  if (query.agent !== undefined && !places.includes(query.agent) && !BuiltinAgentName.safeParse(query.agent).success) {
+    const message = `run ${run.runId} has no agent ${JSON.stringify(query.agent)}; its agents are ${places.join(', ')}`;
+    throw new ValidationFailed(`The query is invalid: agent: ${message}`, [{ path: 'agent', message }]);
+  }
+  const agents: AgentName[] = query.agent ? [query.agent] : places;
   const after = query.cursor === undefined ? -1 : Number(query.cursor);
   const items = [];
   for (const agent of agents) {

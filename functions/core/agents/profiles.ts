@@ -1,82 +1,88 @@
 /**
- * The agents: each one's system prompt, tools and opening message.
+ * What each agent is to the loop: its system prompt, its tools and opening message, made from its
+ * definition (`definition.ts`). A run's agents follow the versions the run recorded, read from
+ * the definition store once per warm function; runs made before agents were data follow the
+ * built-ins.
  */
-import { type AgentName, type AgentProfile } from './types.js';
-import { builtinTools } from '../tools/builtin/builtin.js';
+import { builtinAgents, placeOf, refOf, workspaceRules } from '../definitions/definition.js';
+import { AgentDefinition } from '../definitions/types.js';
+import { type AgentDefinitionStore, AgentDefinitionMissing, type AgentName, type AgentProfile, type AgentRef } from './types.js';
+import { builtinTool } from '../tools/builtin/builtin.js';
 import { type ContentBlock, textBlock } from '../model/messages.js';
 import { renderPlan } from '../plan/plan.js';
 import type { Run } from '../runs/types.js';
-import { calculator } from '../tools/builtin/calculator.js';
-import { editFile, listFiles, readFile, writeFile } from '../tools/builtin/files.js';
 import { finishPlan } from '../tools/builtin/finish-plan.js';
+import { editFile, listFiles, readFile, writeFile } from '../tools/builtin/files.js';
+import { mcpSeparator } from '../tools/external/types.js';
 import { ToolRegistry } from '../tools/registry.js';
 
-const workspaceRules = `The workspace is a private folder of files for this run. Paths are relative to its root \
-(for example "src/app.ts"); absolute paths and ".." are refused. Files written there persist after the run and are \
-what the user receives.`;
+const fileTools = new Set([readFile, writeFile, listFiles, editFile].map((tool) => tool.name));
 
-const toolRules = `- When a tool returns an error, read the message: it says what to change. Fix the input and try again, or choose another way.
-- You may call several independent tools in one turn; they run in parallel.`;
+/** Whether an entry of an agent's `tools` covers an external tool: its name, or `<server>__*` for every tool of the server. */
+function covers(entry: string, tool: { name: string; source: string }): boolean {
+  if (entry === tool.name) return true;
+  return entry.endsWith(`${mcpSeparator}*`) && tool.source === `mcp:${entry.slice(0, -(mcpSeparator.length + 1))}`;
+}
 
-const singleSystem = `You are Stepwise, a careful assistant that completes the user's goal using tools.
+/** The source of an external entry of an agent's tools: `mcp:<server>` for `<server>__…`, else `lambda`. */
+function sourceOf(entry: string): string {
+  const at = entry.indexOf(mcpSeparator);
+  return at > 0 ? `mcp:${entry.slice(0, at)}` : 'lambda';
+}
 
-How you work:
-- Think about what the goal needs, then act with tools, then check what the tools returned before going on.
-- Use the calculator for every arithmetic step instead of computing in your head.
-- Read a file before you edit it. Prefer edit_file for small changes and write_file for new files.
-${toolRules}
-- When the goal is done, answer with a short summary of what you did and the result. Do not call tools after that.
+/** An agent's profile from its definition. */
+export function profileOf(definition: AgentDefinition, ref: AgentRef = refOf(definition)): AgentProfile {
+  const place = placeOf(definition.name);
+  const builtin = builtinAgents.some((agent) => agent.name === definition.name);
+  const own = definition.tools.flatMap((name) => builtinTool(name) ?? []);
+  const external = definition.tools.filter((name) => !builtinTool(name) && !name.startsWith('agent:'));
+  const finishTool = definition.tools.includes(finishPlan.name) ? finishPlan.name : undefined;
+  return {
+    name: place,
+    definition: ref,
+    system: own.some((tool) => fileTools.has(tool.name)) ? `${definition.instructions}\n\n${workspaceRules}` : definition.instructions,
+    tools: new ToolRegistry(own),
+    // The built-ins see the external tools whose configuration names them (`agents`); a team's
+    // agents, the ones their definition lists.
+    hasExternal: builtin ? (tool) => tool.agents.includes(place) : (tool) => external.some((entry) => covers(entry, tool)),
+    usesSource: builtin ? (down) => down.agents.includes(place) : (down) => external.some((entry) => sourceOf(entry) === down.source),
+    ...(finishTool ? { finishTool } : {}),
+    answersRun: finishTool === undefined,
+    ...(definition.model ? { model: definition.model } : {}),
+    ...(definition.maxTokens ? { maxTokens: definition.maxTokens } : {}),
+  };
+}
 
-${workspaceRules}`;
+const builtinProfiles = new Map(builtinAgents.map((agent) => [placeOf(agent.name), profileOf(agent)]));
 
-const architectSystem = `You are the Architect of a two-agent team. You plan; a separate Coder agent carries out your plan \
-afterwards, step by step, with file tools (read_file, write_file, edit_file, list_files) and a calculator. You do not \
-write files yourself.
+/** The profile of a built-in agent by its place in a run (`single`, `architect`, `coder`). */
+export function agentProfile(place: AgentName): AgentProfile {
+  const profile = builtinProfiles.get(place);
+  if (!profile) throw new AgentDefinitionMissing(`No built-in agent works as "${place}"; the run's definition names it.`);
+  return profile;
+}
 
-How you plan:
-- Start by understanding the goal. If the workspace may already hold files, look with list_files and read_file.
-- Decide the smallest set of files and changes that fully achieves the goal. Name every file by its exact path.
-- Write steps the Coder can follow without guessing: one concrete change per step, in dependency order, each with a \
-clear description, an action (such as "create_file", "edit_file", "verify") and parameters such as { "path": ... }.
-- Include the key content or interfaces a step must produce (function names, signatures, formats), not vague intentions.
-- End with a verification step when it helps (for example reading a file back to check it).
-${toolRules}
+/** Definitions read from the store, by `<name>@<version>`: a version never changes, so a warm function keeps it (at most 100). */
+const readDefinitions = new Map<string, AgentProfile>();
 
-When the plan is complete, call finish_plan once with { goal, steps }. If it reports a problem with the plan, fix \
-exactly what it names and call it again. Your work ends when a plan is accepted.
-
-${workspaceRules}`;
-
-const coderSystem = `You are the Coder of a two-agent team. An Architect has written the plan in the first message; \
-carry it out in the workspace, carefully and completely.
-
-How you work:
-- Follow the steps in order. For each, make the change with the tools, then check the result before moving on.
-- Read a file before you edit it. Use edit_file for targeted changes (old_string must match exactly once) and \
-write_file for new files or full rewrites.
-- Write complete, working content: no placeholders, no "TODO", no elided sections.
-- If a step is impossible or wrong, do the closest correct thing and say so in your final answer.
-- Use the calculator for arithmetic.
-${toolRules}
-- When every step is done, answer with a short summary: what you changed, file by file, and anything you could not do. \
-Do not call tools after that.
-
-${workspaceRules}`;
-
-const profiles: Record<AgentName, AgentProfile> = {
-  single: { name: 'single', system: singleSystem, tools: new ToolRegistry(builtinTools) },
-  architect: {
-    name: 'architect',
-    system: architectSystem,
-    tools: new ToolRegistry([finishPlan, readFile, listFiles]),
-    finishTool: finishPlan.name,
-  },
-  coder: { name: 'coder', system: coderSystem, tools: new ToolRegistry([readFile, writeFile, listFiles, editFile, calculator]) },
-};
-
-/** The profile of an agent. */
-export function agentProfile(name: AgentName): AgentProfile {
-  return profiles[name];
+/**
+ * The profile of the agent at `place` in a run that recorded `ref`: the built-in when it is the
+ * same version, else the stored version. A run without a reference (made before agents were data)
+ * follows the built-in of its place.
+ */
+export async function profileFor(place: AgentName, ref: AgentRef | undefined, store: AgentDefinitionStore | undefined): Promise<AgentProfile> {
+  if (!ref) return agentProfile(place);
+  const builtin = builtinProfiles.get(place);
+  if (builtin?.definition?.version === ref.version && builtin.definition.name === ref.name) return builtin;
+  const key = `${ref.name}@${ref.version}`;
+  const known = readDefinitions.get(key);
+  if (known) return known;
+  const stored = store ? await store.get(ref) : undefined;
+  if (stored === undefined) throw new AgentDefinitionMissing(`Version ${ref.version} of agent "${ref.name}" is not stored.`);
+  const profile = profileOf(AgentDefinition.parse(stored), ref);
+  if (readDefinitions.size >= 100) readDefinitions.delete(readDefinitions.keys().next().value ?? '');
+  readDefinitions.set(key, profile);
+  return profile;
 }
 
 /** The first user message of an agent's part in a run: the goal, and for the Coder the plan too. */
@@ -88,9 +94,4 @@ export function openingMessage(run: Pick<Run, 'goal' | 'plan'>, agent: AgentName
       `The user's goal:\n${run.goal}\n\nThe Architect's plan:\n${renderPlan(run.plan)}\n\nCarry out this plan in the workspace.`,
     ),
   ];
-}
-
-/** Whether an agent's final answer is the run's (the Architect only plans). */
-export function answersRun(agent: AgentName): boolean {
-  return agent !== 'architect';
 }

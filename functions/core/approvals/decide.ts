@@ -2,7 +2,7 @@
  * A reviewer's decision: checked (an edited input against the tool's own schema), recorded once,
  * then the waiting loop is woken.
  */
-import { agentProfile } from '../agents/profiles.js';
+import { builtinTool } from '../tools/builtin/builtin.js';
 import { errorIssues, validatorOf } from '../tools/json-schema.js';
 import { type ToolCatalogStore } from '../tools/external/types.js';
 import {
@@ -34,14 +34,15 @@ export async function checkEditedInput(
   input: Record<string, unknown>,
   catalogs?: Pick<ToolCatalogStore, 'getCatalog'>,
 ): Promise<Record<string, unknown>> {
-  const tool = agentProfile(approval.agent).tools.get(approval.name);
+  const tool = builtinTool(approval.name);
   if (tool) {
     const parsed = tool.input.safeParse(input);
     if (!parsed.success) throw invalidEdit(parsed.error.issues.map((i) => ({ path: ['input', ...i.path].join('.'), message: i.message })));
     return parsed.data as Record<string, unknown>;
   }
   const catalog = await catalogs?.getCatalog(approval.runId);
-  const external = catalog?.tools.find((t) => t.name === approval.name && t.agents.includes(approval.agent));
+  // The call was gated, so the agent was offered the tool (the tool step runs only an agent's own tools).
+  const external = catalog?.tools.find((t) => t.name === approval.name);
   if (!external) throw invalidEdit([{ path: 'input', message: `${approval.name} is not a tool this run offers; its input cannot be edited` }]);
   let validate: ReturnType<typeof validatorOf>;
   try {

@@ -65,6 +65,10 @@ export const errorTable = {
   ModelAccessDenied: { status: 403 },
   ModelNotConfigured: { status: 500 },
   ApprovalPolicyInvalid: { status: 500 },
+  /** A deployment's agent or workflow definitions are invalid: `cdk synth` and `npm run dev` stop on it. */
+  AgentConfigInvalid: { status: 500 },
+  /** A run names an agent version that is stored nowhere (its definition was never written). */
+  AgentDefinitionMissing: { status: 500 },
   ScriptExhausted: { status: 500 },
   StepStateInvalid: { status: 500 },
   StoredDataInvalid: { status: 500 },

@@ -3,8 +3,11 @@
  * record, start the orchestrator; bad input is refused whole (invariant 10, docs/ARCHITECTURE.md).
  */
 import { createHash } from 'node:crypto';
+import { placeOf, refOf, sortedKeys, versionOf } from '../definitions/definition.js';
+import type { AgentDefinition, Definitions } from '../definitions/types.js';
+import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
 import { gatedTools } from '../approvals/policy.js';
-import { BudgetExceeded } from '../budgets/types.js';
+import { type Budget, BudgetExceeded } from '../budgets/types.js';
 import { dailyBudgetSpent, dayOf, runBudget } from '../budgets/limits.js';
 import { Owner, TooManyRuns } from '../callers/types.js';
 import { ownerKey, owns } from '../callers/access.js';
@@ -13,8 +16,8 @@ import { StepwiseError, messageOf } from '../errors/errors.js';
 import type { ErrorName } from '../errors/table.js';
 import { zeroUsage } from '../model/messages.js';
 import type { Run } from '../runs/types.js';
-import type { CreateRunBody } from './request.js';
-import { type CreateRunOptions, IdempotencyConflict, type IntakeDeps, RunIdTaken, SessionBusy } from './types.js';
+import { builtinCatalog, type CreateRunBody, targetOf } from './request.js';
+import { type CreateRunOptions, defaultMaxIterations, IdempotencyConflict, type IntakeDeps, RunIdTaken, SessionBusy } from './types.js';
 
 /**
  * Cancels a running run: marks it cancelled, stops its executions, then announces it. `false`
@@ -33,20 +36,78 @@ export function sessionLockId(owner: Owner, sessionId: string): string {
   return `${ownerKey(owner)}/${sessionId}`;
 }
 
-/** The hash of a validated body: key order (at any depth) and defaults do not change it; nested values (a budget, a schema) do. */
+/**
+ * The hash of a validated body: key order (at any depth) and defaults do not change it; nested
+ * values (a budget, a schema) do. `mode` is hashed as what it names (`{ mode: "single" }` and
+ * `{ agent: "assistant" }` are one request).
+ */
 export function bodyHash(body: CreateRunBody): string {
-  return createHash('sha256').update(JSON.stringify(sortedKeys(body))).digest('hex');
+  const { mode: _mode, agent: _agent, workflow: _workflow, maxIterations, ...rest } = body;
+  const target = targetOf(body);
+  const normalized = { ...rest, [target.kind]: target.name, ...(maxIterations === undefined || maxIterations === defaultMaxIterations ? {} : { maxIterations }) };
+  return createHash('sha256').update(JSON.stringify(sortedKeys(normalized))).digest('hex');
 }
 
-/** A JSON value with the keys of every object in order, so equal values serialize alike. */
-function sortedKeys(value: unknown): unknown {
-  if (Array.isArray(value)) return value.map(sortedKeys);
-  if (typeof value !== 'object' || value === null) return value;
-  return Object.fromEntries(
-    Object.keys(value)
-      .sort()
-      .map((key) => [key, sortedKeys((value as Record<string, unknown>)[key])]),
+/** What a run follows: its mode, its agents by place, and the agent or workflow it names. */
+export interface RunPlan {
+  mode: Run['mode'];
+  /** The agent of a one-agent run; the first of a workflow's. */
+  agent: AgentDefinition;
+  agents: { place: string; definition: AgentDefinition }[];
+  ref: { agent: AgentRef } | { workflow: { name: string; version: string } };
+}
+
+/** The agents a request runs, from the deployment's catalog (names were checked with the body). */
+export function runPlanOf(body: Pick<CreateRunBody, 'mode' | 'agent' | 'workflow'>, catalog: Definitions = builtinCatalog): RunPlan {
+  const target = targetOf(body);
+  if (target.kind === 'agent') {
+    const agent = catalog.agent(target.name);
+    if (!agent) throw new Error(`No agent ${target.name}.`);
+    return { mode: 'single', agent, agents: [{ place: placeOf(agent.name), definition: agent }], ref: { agent: refOf(agent) } };
+  }
+  const workflow = catalog.workflow(target.name);
+  if (!workflow) throw new Error(`No workflow ${target.name}.`);
+  const agents = workflow.steps.flatMap((step) => (typeof step === 'string' ? [step] : step.parallel)).map((name) => {
+    const definition = catalog.agent(name);
+    if (!definition) throw new Error(`No agent ${name}.`);
+    return { place: placeOf(name), definition };
+  });
+  const [first] = agents;
+  if (!first) throw new Error(`Workflow ${workflow.name} has no steps.`);
+  return { mode: 'multi', agent: first.definition, agents, ref: { workflow: { name: workflow.name, version: versionOf(workflow) } } };
+}
+
+/** The short name of an agent in its executions' names (`<runId>-<label>-<iteration>`, at most 80 characters). */
+export function labelOf(place: string): string {
+  return place.length <= 16 ? place : `${place.slice(0, 7)}-${createHash('sha256').update(place).digest('hex').slice(0, 8)}`;
+}
+
+/** Versions this warm function has stored (the same version is the same content, so once is enough). */
+const storedVersions = new WeakMap<AgentDefinitionStore, Set<string>>();
+
+async function storeDefinitions(store: AgentDefinitionStore | undefined, agents: RunPlan['agents']): Promise<void> {
+  if (!store) return;
+  let stored = storedVersions.get(store);
+  if (!stored) storedVersions.set(store, (stored = new Set()));
+  const known = stored;
+  await Promise.all(
+    agents.map(async ({ definition }) => {
+      const ref = refOf(definition);
+      const key = `${ref.name}@${ref.version}`;
+      if (known.has(key)) return;
+      await store.put(ref, definition);
+      known.add(key);
+    }),
   );
+}
+
+/** The stricter of two budgets, field by field. */
+function stricter(a: Budget | undefined, b: Budget | undefined): Budget | undefined {
+  if (!a || !b) return a ?? b;
+  const min = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
+  const maxUsd = min(a.maxUsd, b.maxUsd);
+  const maxTokens = min(a.maxTokens, b.maxTokens);
+  return { ...(maxUsd !== undefined ? { maxUsd } : {}), ...(maxTokens !== undefined ? { maxTokens } : {}) };
 }
 
 /**
@@ -78,12 +139,19 @@ export async function createRun(
       named = true;
     }
   }
+  const plan = runPlanOf(body, deps.agents);
+  const place = placeOf(plan.agent.name);
+  // The request's limit, the agent's own, or the default; the lower when both are set.
+  const agentLimit = plan.mode === 'single' ? plan.agent.maxIterations : undefined;
+  const maxIterations = Math.min(body.maxIterations ?? agentLimit ?? defaultMaxIterations, agentLimit ?? Infinity);
   const start = () =>
     deps.starter.start({
       runId,
-      mode: body.mode,
-      conversationId: conversationIdOf(runId, 'single', body.sessionId, owner),
-      maxIterations: body.maxIterations,
+      mode: plan.mode,
+      agent: place,
+      label: labelOf(place),
+      conversationId: conversationIdOf(runId, place, body.sessionId, owner),
+      maxIterations,
       model: body.model ?? '',
     });
   const existing = named ? await deps.runs.get(runId) : undefined;
@@ -118,19 +186,26 @@ export async function createRun(
   // A fork's history and files are in place before its record exists, so no step ever sees a partial copy.
   if (options.fork) await options.fork.copy(runId);
   const now = clock().toISOString();
-  const gated = gatedTools(deps.approvalTools ?? [], body.approvals?.tools);
-  const budget = runBudget(body.budget, deps.budgets);
+  // The agents' own gates, rules and budgets apply with the deployment's and the run's: the stricter wins.
+  const definitions = plan.agents.map((a) => a.definition);
+  const gated = gatedTools([...(deps.approvalTools ?? []), ...definitions.flatMap((d) => d.approvals?.tools ?? [])], body.approvals?.tools);
+  const rules = [...definitions.flatMap((d) => d.approvals?.rules ?? []), ...(body.approvals?.rules ?? [])];
+  const budget = definitions.reduce((b, d) => stricter(b, d.budget), runBudget(body.budget, deps.budgets));
+  const output = (plan.mode === 'single' ? plan.agent.output : undefined) ?? body.output;
+  await storeDefinitions(deps.agentStore, plan.agents);
   const run: Run = {
     runId,
-    mode: body.mode,
+    mode: plan.mode,
     goal: body.goal,
     owner,
+    ...plan.ref,
+    agents: plan.agents.map(({ place: at, definition }) => ({ place: at, ...refOf(definition) })),
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
-    ...(gated.length || body.approvals?.rules?.length ? { approvals: { tools: gated, ...(body.approvals?.rules?.length ? { rules: body.approvals.rules } : {}) } } : {}),
+    ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),
     ...(options.fork ? { forkedFrom: options.fork.from } : {}),
     ...(budget ? { budget } : {}),
-    ...(body.output ? { output: body.output } : {}),
+    ...(output ? { output } : {}),
     status: 'running',
     phase: 'idle',
     iterations: {},

@@ -3,6 +3,8 @@
  * Requested` event, with the deployment's models and tools applied.
  */
 import * as z from 'zod';
+import { AgentCatalog } from '../definitions/catalog.js';
+import type { Definitions } from '../definitions/types.js';
 import { approvalPolicy } from '../approvals/policy.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
@@ -20,16 +22,38 @@ function modelField(allowed?: readonly string[]) {
     .optional();
 }
 
+/** The built-in agents and workflow only: what a deployment without definitions runs. */
+export const builtinCatalog = AgentCatalog.from();
+
+/** A name of the deployment's agents (or workflows); another is refused with the list of names. */
+function definedName(kind: 'agent' | 'workflow', names: readonly string[]) {
+  return z
+    .string()
+    .refine((name) => names.includes(name), { error: (issue) => `unknown ${kind} ${JSON.stringify(issue.input)}; this deployment has ${names.join(', ')}` })
+    .meta({ description: `The ${kind} to run (\`GET /agents\` lists them).` });
+}
+
 /** The fields of a run request, as `POST /runs` and the fork route validate them. */
-export function runRequestFields({ allowedModels, externalToolNames }: RunRequestRules = {}) {
+export function runRequestFields({ allowedModels, externalToolNames, agents = builtinCatalog }: RunRequestRules = {}) {
   return {
     goal: z.string().trim().min(1, 'must not be empty').max(maxGoalChars, `must be at most ${maxGoalChars} characters`),
-    mode: z.enum(['single', 'multi']).default('multi'),
+    mode: z
+      .enum(['single', 'multi'])
+      .optional()
+      .meta({ description: 'The built-ins: `single` is the agent `assistant`, `multi` the workflow `plan-and-build` (the default when no agent or workflow is named).' }),
+    agent: definedName('agent', agents.agentNames()).optional(),
+    workflow: definedName('workflow', agents.workflowNames()).optional(),
     sessionId: z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_" or "-"')
       .optional(),
-    maxIterations: z.number().int().min(1).max(200).default(defaultMaxIterations),
+    maxIterations: z
+      .number()
+      .int()
+      .min(1)
+      .max(200)
+      .optional()
+      .meta({ description: `The most model calls of each agent; the agent's own limit, or ${defaultMaxIterations}, when absent (the lower of the two when both are set).` }),
     model: modelField(allowedModels),
     // A policy may name the deployment's tools only: a name it does not have would leave calls ungated.
     approvals: approvalPolicy(externalToolNames ?? noExternalTools).optional(),
@@ -38,14 +62,46 @@ export function runRequestFields({ allowedModels, externalToolNames }: RunReques
   };
 }
 
-const sessionsAreSingle = {
-  check: (body: { sessionId?: string | undefined; mode: 'single' | 'multi' }) => !(body.sessionId && body.mode === 'multi'),
-  params: { path: ['sessionId'], message: 'sessions continue single-mode conversations; use mode "single" with a sessionId' },
+type Target = { mode?: 'single' | 'multi' | undefined; agent?: string | undefined; workflow?: string | undefined };
+
+/** A request names at most one of `mode`, `agent` and `workflow`. */
+const oneTarget = {
+  check: (body: Target) => [body.mode, body.agent, body.workflow].filter((value) => value !== undefined).length <= 1,
+  params: { path: ['agent'], message: 'name one of mode, agent or workflow' },
 };
 
-/** The body of `POST /runs`, with the deployment's list of models applied when it has one, and its tools. */
+const sessionsAreSingle = {
+  check: (body: Target & { sessionId?: string | undefined }) => !(body.sessionId && targetOf(body).kind === 'workflow'),
+  params: { path: ['sessionId'], message: 'sessions continue one agent\'s conversation; name an agent (or mode "single") with a sessionId' },
+};
+
+/** What a request runs: one agent, or a workflow (`plan-and-build` when it names nothing). */
+export function targetOf(body: Target): { kind: 'agent' | 'workflow'; name: string } {
+  if (body.agent !== undefined) return { kind: 'agent', name: body.agent };
+  if (body.workflow !== undefined) return { kind: 'workflow', name: body.workflow };
+  return body.mode === 'single' ? { kind: 'agent', name: 'assistant' } : { kind: 'workflow', name: 'plan-and-build' };
+}
+
+/** An agent with an output schema of its own answers with it: a request does not name another. */
+function ownOutput(agents: Definitions = builtinCatalog) {
+  return {
+    check: (body: Target & { output?: unknown }) => {
+      const target = targetOf(body);
+      return !(body.output && target.kind === 'agent' && agents.agent(target.name)?.output);
+    },
+    params: { path: ['output'], message: 'this agent answers with its own output schema; leave output out' },
+  };
+}
+
+/** The body of `POST /runs`, with the deployment's list of models applied when it has one, its tools and its agents. */
 export function createRunBody(rules: RunRequestRules = {}) {
-  return z.object(runRequestFields(rules)).strict().refine(sessionsAreSingle.check, sessionsAreSingle.params);
+  const output = ownOutput(rules.agents);
+  return z
+    .object(runRequestFields(rules))
+    .strict()
+    .refine(oneTarget.check, oneTarget.params)
+    .refine(sessionsAreSingle.check, sessionsAreSingle.params)
+    .refine(output.check, output.params);
 }
 
 /** The body of `POST /runs`, any model allowed, the built-in tools only (the body's type). */
@@ -66,7 +122,9 @@ export function runRequestedDetail(rules: RunRequestRules = {}) {
       onBehalfOf: Owner.strict().optional(),
     })
     .strict()
-    .refine(sessionsAreSingle.check, sessionsAreSingle.params);
+    .refine(oneTarget.check, oneTarget.params)
+    .refine(sessionsAreSingle.check, sessionsAreSingle.params)
+    .refine(ownOutput(rules.agents).check, ownOutput(rules.agents).params);
 }
 
 export const RunRequestedDetail = runRequestedDetail();

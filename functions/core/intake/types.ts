@@ -1,6 +1,8 @@
 /**
  * Intake's ports, options and errors.
  */
+import type { Definitions } from '../definitions/types.js';
+import type { AgentDefinitionStore } from '../agents/types.js';
 import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
 import { type Caller } from '../callers/types.js';
 import { named } from '../errors/errors.js';
@@ -12,12 +14,15 @@ export const maxGoalChars = 100_000;
 export const defaultMaxIterations = 25;
 
 /** What a deployment lets a run request name, beyond the fields' own rules: its models and its external tools. */
-export type RunRequestRules = Pick<IntakeDeps, 'allowedModels' | 'externalToolNames'>;
+export type RunRequestRules = Pick<IntakeDeps, 'allowedModels' | 'externalToolNames' | 'agents'>;
 
 /** What the orchestrator is started with: ids and limits only. */
 export interface OrchestratorInput {
   runId: string;
   mode: Run['mode'];
+  /** The place of a one-agent run's agent (`single` for the assistant), and the short name its executions carry. */
+  agent: string;
+  label: string;
   conversationId: string;
   maxIterations: number;
   /** The model the run asked for; empty for the deployment's default. */
@@ -67,6 +72,10 @@ export interface IntakeDeps {
   approvalTools?: readonly string[];
   /** The deployment's MCP servers and Lambda tools, which approval policies may name besides the built-in tools; none when absent. */
   externalToolNames?: ExternalToolNames;
+  /** The deployment's agents and workflows; the built-ins only when absent. */
+  agents?: Definitions;
+  /** Where the definitions runs follow are kept, once per version; none kept when absent (tests of intake alone). */
+  agentStore?: AgentDefinitionStore;
   /** The models a run may ask for; any when absent. Checked where bodies are validated. */
   allowedModels?: readonly string[];
   /** The most runs one principal may have running at once; no limit when absent. */

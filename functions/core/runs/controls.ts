@@ -4,6 +4,25 @@
  */
 import type { Run, RunControls, RunStore } from './types.js';
 
+/** The agents runs follow, by run id: fixed when a run starts, so read once per warm function (at most 200 runs). */
+const knownAgents = new WeakMap<Pick<RunStore, 'get'>, Map<string, Run['agents'] | null>>();
+
+function remember(store: Pick<RunStore, 'get'>, runId: string, agents: Run['agents']): void {
+  let known = knownAgents.get(store);
+  if (!known) knownAgents.set(store, (known = new Map()));
+  if (known.size >= 200) known.delete(known.keys().next().value ?? '');
+  known.set(runId, agents ?? null);
+}
+
+/** The definitions a run's agents follow, by place; undefined for a run made before agents were data. */
+export async function runAgents(runId: string, runs: Pick<RunStore, 'get'>): Promise<Run['agents']> {
+  const known = knownAgents.get(runs)?.get(runId);
+  if (known !== undefined) return known ?? undefined;
+  const agents = (await runs.get(runId))?.agents;
+  remember(runs, runId, agents);
+  return agents;
+}
+
 /** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
 const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
 
@@ -19,8 +38,18 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
   if (cached) return { controls: cached };
   const run = await deps.runs.get(runId);
   if (!run) return {};
-  const { owner, createdAt, budget, output, usage, estimatedCostUsd } = run;
-  const controls = { runId, ...(owner ? { owner } : {}), createdAt, ...(budget ? { budget } : {}), ...(output ? { output } : {}), usage, ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}) };
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents } = run;
+  remember(deps.runs, runId, agents);
+  const controls = {
+    runId,
+    ...(owner ? { owner } : {}),
+    createdAt,
+    ...(budget ? { budget } : {}),
+    ...(output ? { output } : {}),
+    usage,
+    ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
+    ...(agents ? { agents } : {}),
+  };
   if (!budget) {
     if (known.size >= 100) known.delete(known.keys().next().value ?? '');
     known.set(runId, controls);

@@ -5,7 +5,7 @@ import * as z from 'zod';
 import { ApprovalPolicy } from '../approvals/types.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
-import { AgentName } from '../agents/types.js';
+import { AgentName, AgentRef } from '../agents/types.js';
 import { Usage } from '../model/messages.js';
 import { named } from '../errors/errors.js';
 import { Plan } from '../plan/types.js';
@@ -54,6 +54,17 @@ export const Run = z.object({
   owner: Owner.optional(),
   sessionId: z.string().optional(),
   model: z.string().optional(),
+  /** The agent the run was started with (`POST /runs { agent }`; `assistant` for `mode: "single"`) and its version. */
+  agent: AgentRef.optional(),
+  /** The workflow the run was started with (`plan-and-build` for `mode: "multi"`) and its version. */
+  workflow: z.object({ name: z.string(), version: z.string() }).optional(),
+  /**
+   * The definition each agent of the run follows, with its place in the run (the conversation it
+   * keeps), in the order they work: fixed when the run starts, so a deployment that changes an
+   * agent never changes a running run. Absent on runs made before agents were data (they follow
+   * the built-ins).
+   */
+  agents: z.array(AgentRef.extend({ place: AgentName })).optional(),
   /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
   approvals: ApprovalPolicy.optional(),
   /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
@@ -83,8 +94,20 @@ export const Run = z.object({
 
 export type Run = z.infer<typeof Run>;
 
+/** The places of a run's agents, in the order they work (`single`, or `architect` and `coder`, for runs made before agents were data). */
+export function placesOf(run: Pick<Run, 'mode' | 'agents'>): string[] {
+  if (run.agents) return run.agents.map((agent) => agent.place);
+  return run.mode === 'single' ? ['single'] : ['architect', 'coder'];
+}
+
+/** The definition the agent at `place` follows, if the run recorded one. */
+export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): AgentRef | undefined {
+  const found = run?.agents?.find((agent) => agent.place === place);
+  return found && { name: found.name, version: found.version };
+}
+
 /** What a step needs of its run record besides the conversation (docs/costs.md, "Budgets"; docs/http-api.md, "Structured output"). */
-export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd'>;
+export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents'>;
 
 /** What one inference step adds to its run. */
 export interface StepOutcome {

@@ -10,7 +10,7 @@
  *              ─> afterModel ─> (count) ─ afterCount ─> settle
  *   tool:      load call ─> beforeTool ─> run ─> afterTool ─> store
  */
-import type { AgentName, AgentProfile } from '../agents/types.js';
+import type { AgentDefinitionStore, AgentName, AgentProfile } from '../agents/types.js';
 import type { Approval, ApprovalStore } from '../approvals/types.js';
 import type { BudgetSettings, SpendStore } from '../budgets/types.js';
 import type { ContextPolicy } from '../compaction/types.js';
@@ -147,7 +147,10 @@ export interface InferenceDeps {
   runs: RunStore;
   model: ModelProvider;
   settings: ModelSettings;
+  /** The agent at a place of a run; by default the definition the run recorded, from `agentStore` (the built-ins without it). */
   profile?: (agent: AgentName) => AgentProfile;
+  /** Where the definitions runs follow are kept. */
+  agentStore?: AgentDefinitionStore;
   /** When to compact the conversation; Claude's 200K window by default. */
   context?: ContextPolicy;
   /** Which tools need approval in a run; none when absent. */
@@ -173,7 +176,11 @@ export interface ToolDeps {
   workspaceFor(runId: string): Workspace;
   /** Where `finish_plan` stores a plan; the run store in practice. */
   plans?: PlanStore;
+  /** The tools of the agent at a place of a run; by default its definition's (`runs` and `agentStore` find it). */
   tools?: (agent: AgentName) => Tools;
+  /** Run records, for the definitions a run's agents follow. */
+  runs?: Pick<RunStore, 'get'>;
+  agentStore?: AgentDefinitionStore;
   limits?: ToolLimits;
   /** The most characters of one tool output the model sees; longer output is cut with a note. */
   maxResultChars?: number;

@@ -5,7 +5,7 @@
  * structured output, live text, approvals, external tools and the run's result attach at its hook
  * points (`hooks.ts`, in the order of `features.ts`).
  */
-import { agentProfile } from '../agents/profiles.js';
+import { profileFor } from '../agents/profiles.js';
 import { conversationIdOf } from '../conversation/conversation.js';
 import { findStep, nextSeq } from '../conversation/next-message.js';
 import type { StoredMessage } from '../conversation/types.js';
@@ -13,6 +13,7 @@ import { modelMessages } from '../compaction/context.js';
 import { StepStateInvalid } from '../errors/errors.js';
 import { ModelResponseEmpty, type ModelResponse } from '../model/types.js';
 import { runControls } from '../runs/controls.js';
+import { agentAt } from '../runs/types.js';
 import { inferenceFeatures } from './features.js';
 import type { CallOptions, InferenceDeps, InferenceStep, ModelCall, StepRequest } from './hooks.js';
 import { bringUpToDate } from './load.js';
@@ -47,7 +48,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     input,
     deps,
     conversationId: input.conversationId ?? conversationIdOf(input.runId, input.agent),
-    profile: (deps.profile ?? agentProfile)(input.agent),
+    profile: deps.profile ? deps.profile(input.agent) : await profileFor(input.agent, agentAt(run, input.agent), deps.agentStore),
     run,
   };
   const loaded = await bringUpToDate(step, features, record);
@@ -60,7 +61,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
   const call: ModelCall = {
     ...step,
     request,
-    model: input.model || deps.settings.model,
+    model: input.model || step.profile.model || deps.settings.model,
     // The answer will be the next message, whatever compaction does (a summary is not a message).
     seq: nextSeq(loaded.conversation.messages),
     conversation: loaded.conversation,
@@ -74,7 +75,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const hook = around[index];
     if (hook) return hook(call, (more) => attempt(index + 1, { ...options, ...more }));
     const { system, tools } = call.request;
-    return deps.model.generate({ model: call.model, maxTokens: deps.settings.maxTokens, system, tools, messages: modelMessages(call.conversation), ...options });
+    return deps.model.generate({ model: call.model, maxTokens: step.profile.maxTokens ?? deps.settings.maxTokens, system, tools, messages: modelMessages(call.conversation), ...options });
   };
   const response = await attempt(0, {});
 

@@ -4,7 +4,6 @@
  * calls the step answers itself, then `settle`; reduced to the small result the state machine
  * routes on (invariant 1, docs/ARCHITECTURE.md).
  */
-import { answersRun } from '../agents/profiles.js';
 import type { Compaction, Conversation, StoredMessage } from '../conversation/types.js';
 import { toolUses } from '../model/messages.js';
 import { estimateCost } from '../model/prices.js';
@@ -26,7 +25,7 @@ export async function settle(step: InferenceStep, features: readonly InferenceFe
     conversation,
     reason,
     stopReason: reason,
-    finished: (reason === 'end_turn' || reason === 'stop_sequence') && answersRun(input.agent),
+    finished: (reason === 'end_turn' || reason === 'stop_sequence') && step.profile.answersRun,
     calls: reason === 'tool_use' ? toolUses(message) : [],
     answered: [],
     gated: new Set(),

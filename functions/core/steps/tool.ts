@@ -4,8 +4,10 @@
  * before-tool → run → after-tool → store; approvals and the size of a result attach at its hook
  * points (`hooks.ts`, in the order of `features.ts`).
  */
-import { agentProfile } from '../agents/profiles.js';
-import type { AgentName } from '../agents/types.js';
+import { agentProfile, profileFor } from '../agents/profiles.js';
+import type { AgentProfile } from '../agents/types.js';
+import { runAgents } from '../runs/controls.js';
+import { agentAt } from '../runs/types.js';
 import { loadCall } from '../conversation/conversation.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../model/messages.js';
 import { defaultToolLimits } from '../tools/registry.js';
@@ -39,10 +41,11 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
 
 /** Runs the call: a built-in tool of the agent, or one of the run's external tools. */
 async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promise<{ result: ToolResultBlock; ran: boolean }> {
-  const registry = (deps.tools ?? ((agent: AgentName) => agentProfile(agent).tools))(input.agent);
-  // A name the built-in tools do not know may be one of the run's external tools.
+  const profile = await profileOf(input, deps);
+  const registry = deps.tools ? deps.tools(input.agent) : profile.tools;
+  // A name the built-in tools do not know may be one of the run's external tools; the agent runs only those it has.
   const catalog = !registry.get(call.name) && deps.externalTools ? await deps.externalTools.stored(input.runId) : undefined;
-  const external = catalog?.tools.filter((tool) => tool.agents.includes(input.agent)) ?? [];
+  const external = catalog?.tools.filter((tool) => profile.hasExternal(tool)) ?? [];
   const target = external.find((tool) => tool.name === call.name);
   if (target && deps.externalTools) {
     const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id });
@@ -55,4 +58,11 @@ async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promis
     ...(deps.plans ? { plans: deps.plans } : {}),
   };
   return registry.attempt(call, context, external.map((tool) => tool.name));
+}
+
+/** The profile of the step's agent: the definition its run recorded (the built-in of its place for older runs). */
+async function profileOf(input: ToolInput, deps: ToolDeps): Promise<AgentProfile> {
+  if (!deps.runs) return agentProfile(input.agent);
+  const agents = await runAgents(input.runId, deps.runs);
+  return profileFor(input.agent, agentAt({ agents }, input.agent), deps.agentStore);
 }

@@ -16,7 +16,7 @@ import { notesOf } from '../approvals/views.js';
 import type { LiveAttempt } from '../live/types.js';
 import { isText, isToolUse, toolUses } from '../model/messages.js';
 import type { AgentName } from '../agents/types.js';
-import { agentPhases } from '../agents/phases.js';
+import { phaseOf } from '../agents/phases.js';
 import { estimateCost } from '../model/prices.js';
 import { custom, idsOf, type MessageIds, Sequence, textContent, textEnd, textStart, toolArgs, toolEnd, toolStart } from './agui.js';
 import { agentsOf } from './cursor.js';
@@ -65,7 +65,7 @@ export function deriveRunEvents(state: StreamState): Derivation {
     }
     const open = sequence.group({ kind: 'open', agent: k });
     open({ type: EventType.STEP_STARTED, stepName: agent });
-    if (run.mode === 'multi') open(custom('phase', { phase: agentPhases[agent], agent }));
+    if (run.mode === 'multi') open(custom('phase', { phase: phaseOf(agent), agent }));
     if (!view) return waiting({ agent, decisionOnly: false });
 
     const over = last ? terminal : terminal || handedOver;

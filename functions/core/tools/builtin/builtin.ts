@@ -11,3 +11,10 @@ export const builtinTools: readonly Tool[] = [calculator, readFile, writeFile, l
 
 /** Every tool an agent may call, by name. */
 export const toolNames: readonly string[] = [...builtinTools.map((tool) => tool.name), finishPlan.name];
+
+const byName = new Map([...builtinTools, finishPlan].map((tool) => [tool.name, tool]));
+
+/** A built-in tool by name (`finish_plan` included). */
+export function builtinTool(name: string): Tool | undefined {
+  return byName.get(name);
+}

@@ -9,7 +9,6 @@
  * to the model (invariant 4, docs/ARCHITECTURE.md).
  */
 import * as z from 'zod';
-import type { AgentName } from '../../agents/types.js';
 import { InfrastructureError, messageOf } from '../../errors/errors.js';
 import type { ToolSpec } from '../../model/types.js';
 import {
@@ -141,16 +140,16 @@ export class ExternalTools implements ExternalToolsPort {
   }
 }
 
-/** The catalog's tools an agent sees, after its built-in ones, in catalog order (stable). */
-export function externalSpecs(catalog: ToolCatalog | undefined, agent: AgentName): ToolSpec[] {
+/** The catalog's tools an agent sees (`sees`: its profile's `hasExternal`), after its built-in ones, in catalog order (stable). */
+export function externalSpecs(catalog: ToolCatalog | undefined, sees: (tool: ExternalTool) => boolean): ToolSpec[] {
   return (catalog?.tools ?? [])
-    .filter((tool) => tool.agents.includes(agent))
+    .filter(sees)
     .map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }
 
-/** A paragraph for the agent's system prompt naming its sources that were down when the run began. */
-export function unavailableNote(catalog: ToolCatalog | undefined, agent: AgentName): string {
-  const down = (catalog?.unavailable ?? []).filter((d) => d.agents.includes(agent));
+/** A paragraph for the agent's system prompt naming its sources (`uses`: its profile's `usesSource`) that were down when the run began. */
+export function unavailableNote(catalog: ToolCatalog | undefined, uses: (source: { source: string; agents: readonly string[] }) => boolean): string {
+  const down = (catalog?.unavailable ?? []).filter(uses);
   if (down.length === 0) return '';
   const names = [...new Set(down.map((d) => d.source))].join(', ');
   return `\n\nSome external tools could not be listed when this run began and are not offered: ${names}.`;

@@ -9,11 +9,11 @@ import { externalSpecs, unavailableNote } from './external-tools.js';
 export const externalToolsFeature: InferenceFeature = {
   name: 'external-tools',
   async request(step, request) {
-    const { deps, input } = step;
+    const { deps, input, profile } = step;
     if (!deps.externalTools) return;
     const catalog = await deps.externalTools.forRun(input.runId);
     request.catalog = catalog;
-    request.system += unavailableNote(catalog, input.agent);
-    request.tools.push(...externalSpecs(catalog, input.agent));
+    request.system += unavailableNote(catalog, (source) => profile.usesSource(source));
+    request.tools.push(...externalSpecs(catalog, (tool) => profile.hasExternal(tool)));
   },
 };
