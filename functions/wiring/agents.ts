@@ -34,10 +34,12 @@ const bundled = {
 };
 
 /** The deployment's catalog, checked against its tools and models. */
-export function agentCatalogOf(env: Pick<Env, 'STEPWISE_MCP_SERVER_NAMES' | 'STEPWISE_LAMBDA_TOOL_NAMES' | 'STEPWISE_ALLOWED_MODELS'>, source: Record<string, string | undefined> = process.env): AgentCatalog {
+export function agentCatalogOf(
+  env: Pick<Env, 'STEPWISE_MCP_SERVER_NAMES' | 'STEPWISE_LAMBDA_TOOL_NAMES' | 'STEPWISE_ALLOWED_MODELS' | 'STEPWISE_AGENTS' | 'STEPWISE_WORKFLOWS'>,
+): AgentCatalog {
   const config = {
-    agents: jsonText('STEPWISE_AGENTS', source.STEPWISE_AGENTS ?? bundled.agents),
-    workflows: jsonText('STEPWISE_WORKFLOWS', source.STEPWISE_WORKFLOWS ?? bundled.workflows),
+    agents: jsonText('STEPWISE_AGENTS', env.STEPWISE_AGENTS ?? bundled.agents),
+    workflows: jsonText('STEPWISE_WORKFLOWS', env.STEPWISE_WORKFLOWS ?? bundled.workflows),
   };
   try {
     return AgentCatalog.from(config, {

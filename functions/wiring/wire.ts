@@ -103,6 +103,12 @@ export const Env = z.object({
   STEPWISE_BEDROCK_ENDPOINT: z.string().url().optional(),
   STEPWISE_LAMBDA_ENDPOINT: z.string().url().optional(),
   ...ExternalToolsEnv.shape,
+  /**
+   * The deployment's agents and workflows (API and intake functions; docs/agents.md): JSON arrays,
+   * inline or `@<path>` to a file. Deployed, the construct bundles them into the code instead.
+   */
+  STEPWISE_AGENTS: z.string().optional(),
+  STEPWISE_WORKFLOWS: z.string().optional(),
   /** Milliseconds to connect to an MCP server and list all its tools, together (inference step). */
   STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). */
