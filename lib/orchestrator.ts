@@ -174,6 +174,57 @@ export class Orchestrator extends Construct {
     single.end.next(markComplete);
     coder.end.next(markComplete);
 
+    // A team's workflow (DESIGN §12): its steps one after another, the agents of a step at once,
+    // each agent a nested execution of the agent loop. Its first agent is the one at work until a
+    // step marks its own; a failure inside ends the steps and takes the one path below.
+    const markStepAgent = retryServiceFaults(new tasks.DynamoUpdateItem(this, 'MarkStepAgent', {
+      table,
+      key: runKey,
+      updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
+      conditionExpression: '#status = :running',
+      expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
+      expressionAttributeValues: {
+        ':phase': tasks.DynamoAttributeValue.fromString('executing'),
+        ':agent': tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$.agent')),
+        ':running': tasks.DynamoAttributeValue.fromString('running'),
+        ':now': now,
+      },
+      resultPath: sfn.JsonPath.DISCARD,
+    }));
+    const runStepAgent = retryServiceFaults(new tasks.StepFunctionsStartExecution(this, 'RunStepAgent', {
+      stateMachine: props.agentLoop,
+      integrationPattern: sfn.IntegrationPattern.RUN_JOB,
+      name: sfn.JsonPath.format('{}-{}', sfn.JsonPath.stringAt('$.runId'), sfn.JsonPath.stringAt('$.label')),
+      input: sfn.TaskInput.fromObject({
+        'runId.$': '$.runId',
+        'agent.$': '$.agent',
+        'label.$': '$.label',
+        'conversationId.$': "States.Format('run/{}/{}', $.runId, $.agent)",
+        'maxIterations.$': '$.maxIterations',
+        'model.$': '$.model',
+      }),
+      associateWithParent: true,
+      resultPath: sfn.JsonPath.DISCARD,
+    }));
+    const limits = { 'runId.$': '$.runId', 'maxIterations.$': '$.maxIterations', 'model.$': '$.model' };
+    const stepAgents = new sfn.Map(this, 'StepAgents', {
+      itemsPath: '$.agents',
+      maxConcurrency: 10,
+      itemSelector: { ...limits, 'agent.$': '$$.Map.Item.Value.agent', 'label.$': '$$.Map.Item.Value.label' },
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    stepAgents.itemProcessor(markStepAgent.next(runStepAgent));
+    const workflowSteps = new sfn.Map(this, 'WorkflowSteps', {
+      itemsPath: '$.steps',
+      maxConcurrency: 1,
+      itemSelector: { ...limits, 'agents.$': '$$.Map.Item.Value' },
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    workflowSteps.itemProcessor(stepAgents);
+    workflowSteps.addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
+    const workflow = new sfn.Pass(this, 'CurrentWorkflowAgent', { inputPath: '$.agent', resultPath: '$.currentAgent' });
+    workflow.next(workflowSteps).next(markComplete);
+
     // A nested execution's failure arrives as States.TaskFailed with the child's description
     // (its Error and Cause) as a JSON cause; anything else arrives as it is.
     const parseChild = new sfn.Pass(this, 'ParseChildFailure', {
@@ -269,6 +320,7 @@ export class Orchestrator extends Construct {
       definitionBody: sfn.DefinitionBody.fromChainable(
         new sfn.Choice(this, 'Mode')
           .when(sfn.Condition.and(sfn.Condition.isPresent('$.announce'), sfn.Condition.stringEquals('$.announce', 'cancelled')), cancelled)
+          .when(sfn.Condition.isPresent('$.steps'), workflow)
           .when(sfn.Condition.stringEquals('$.mode', 'single'), single.chain)
           .otherwise(architect.chain),
       ),

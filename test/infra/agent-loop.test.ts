@@ -112,7 +112,7 @@ describe('AgentLoop', () => {
     expect(states.ContinueAsNew).toMatchObject({
       Type: 'Task',
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] },
-      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': "States.Format('{}-{}-{}', $.runId, $.agent, $.step.next)", Input: { 'iteration.$': '$.step.next' } },
+      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': "States.Format('{}-{}-{}', $.runId, $.label, $.step.next)", Input: { 'iteration.$': '$.step.next', 'agent.$': '$.agent', 'label.$': '$.label' } },
     });
   });
 

@@ -8,9 +8,20 @@ describe('Orchestrator', () => {
   it('nests the agent loop with startExecution.sync:2 and may start only that state machine', () => {
     const states = definitionOf(template, 'Orchestrator').States as Record<string, { Resource?: unknown; Parameters?: Record<string, unknown> }>;
     const loopRef = { Ref: logicalIdOf(template, 'AgentLoop', 'AWS::StepFunctions::StateMachine') };
-    for (const [state, agent] of [['RunSingle', 'single'], ['RunArchitect', 'architect'], ['RunCoder', 'coder']] as const) {
-      expect(states[state]?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
-      expect(states[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': `States.Format('{}-${agent}', $.runId)`, Input: { agent } });
+    type State = { Resource?: unknown; Parameters?: Record<string, unknown>; ItemProcessor?: { States: Record<string, State> } };
+    // A team's workflow runs each step's agents in a Map inside the Map of its steps.
+    const stepAgents = (states.WorkflowSteps as State | undefined)?.ItemProcessor?.States.StepAgents?.ItemProcessor?.States ?? {};
+    const nested = { ...states, RunStepAgent: stepAgents.RunStepAgent } as Record<string, State>;
+    for (const state of ['RunSingle', 'RunArchitect', 'RunCoder', 'RunStepAgent']) {
+      expect(nested[state]?.Resource).toEqual({ 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] });
+    }
+    // A one-agent run's agent, and a workflow step's, is the input's (its place, and the short label its executions carry).
+    for (const state of ['RunSingle', 'RunStepAgent']) {
+      expect(nested[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': "States.Format('{}-{}', $.runId, $.label)", Input: { 'agent.$': '$.agent', 'label.$': '$.label' } });
+    }
+    for (const agent of ['architect', 'coder']) {
+      const state = `Run${agent[0]?.toUpperCase()}${agent.slice(1)}`;
+      expect(nested[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': `States.Format('{}-${agent}', $.runId)`, Input: { agent, label: agent } });
     }
     const statements = statementsOf(template, 'OrchestratorStateMachineRole');
     const starts = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('states:')));

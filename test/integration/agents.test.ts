@@ -26,7 +26,26 @@ const writer: AgentDefinition = {
   maxIterations: 4,
 };
 
-const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([triage, writer]) });
+const researcher = (side: string): AgentDefinition => ({
+  name: `researcher-${side}`,
+  description: `Finds arguments ${side === 'a' ? 'for' : 'against'}.`,
+  instructions: `You are researcher ${side}. List arguments ${side === 'a' ? 'for' : 'against'} the goal.`,
+  tools: [],
+});
+
+const editor: AgentDefinition = {
+  name: 'editor',
+  description: 'Joins the researchers\' answers into one.',
+  instructions: 'You are the editor. Join the answers you are given into one short text.',
+  tools: [],
+};
+
+const workflows = [{ name: 'debate', description: 'Two researchers at once, then an editor.', steps: [{ parallel: ['researcher-a', 'researcher-b'] }, 'editor'] }];
+
+const local = useLocalStack({
+  STEPWISE_AGENTS: JSON.stringify([triage, writer, researcher('a'), researcher('b'), editor]),
+  STEPWISE_WORKFLOWS: JSON.stringify(workflows),
+});
 
 const toolNames = (request: { tools?: unknown[] } | undefined) => request?.tools?.map((t) => (t as { name: string }).name);
 
@@ -84,10 +103,46 @@ describe('a team’s own agents', () => {
   it('refuses an unknown agent with the names it has, and keeps mode "single" as the assistant', async () => {
     const refused = await local.post('/runs', { goal: 'x', agent: 'nobody' });
     expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body)).toContain('unknown agent \\"nobody\\"; this deployment has assistant, architect, coder, triage, release-notes-writer');
+    expect(JSON.stringify(refused.body)).toContain('unknown agent \\"nobody\\"; this deployment has assistant, architect, coder, triage, release-notes-writer, researcher-a, researcher-b, editor');
 
     const tag = local.book.add('single', { turn: say('Hello.') });
     const run = await local.run(`${tag} Say hello.`);
     expect(run).toMatchObject({ status: 'succeeded', agent: { name: 'assistant' }, agents: [{ place: 'single', name: 'assistant' }], iterations: { single: 1 } });
+  });
+
+  it('runs a workflow: a parallel step, then the next agent starting from both answers; the last answer is the run’s', async () => {
+    const seen: { system: string; first: string }[] = [];
+    const tag = local.book.respondWith('debate', (request) => {
+      const system = JSON.stringify(request.system);
+      seen.push({ system, first: JSON.stringify(request.messages[0]?.content) });
+      const who = /researcher a/.test(system) ? 'A' : /researcher b/.test(system) ? 'B' : 'EDITOR';
+      return { turn: say(`answer of ${who}`) };
+    });
+    const started = await local.post('/runs', { goal: `${tag} Should we ship on Fridays?`, workflow: 'debate' });
+    expect(started.status).toBe(202);
+    const run = await local.waitFor(String(started.body.runId));
+
+    expect(run).toMatchObject({
+      status: 'succeeded',
+      mode: 'multi',
+      workflow: { name: 'debate' },
+      agents: [
+        { place: 'researcher-a', step: 0 },
+        { place: 'researcher-b', step: 0 },
+        { place: 'editor', step: 1 },
+      ],
+      agentResults: { 'researcher-a': { response: 'answer of A' }, 'researcher-b': { response: 'answer of B' } },
+      result: { response: 'answer of EDITOR' },
+      iterations: { 'researcher-a': 1, 'researcher-b': 1, editor: 1 },
+    });
+    expect(seen).toHaveLength(3);
+    // The editor worked last, from the goal and both answers.
+    const last = seen[2]!;
+    expect(last.system).toContain('You are the editor');
+    expect(last.first).toContain('Should we ship on Fridays?');
+    expect(last.first).toContain('The answer of researcher-a:\\nanswer of A');
+    expect(last.first).toContain('The answer of researcher-b:\\nanswer of B');
+    const transcript = (await local.get(`/runs/${run.runId}/messages`)).body.items as { agent: string }[];
+    expect(transcript.map((m) => m.agent)).toEqual(['researcher-a', 'researcher-a', 'researcher-b', 'researcher-b', 'editor', 'editor']);
   });
 });

@@ -156,13 +156,14 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<RunTotals | undefined> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver }: StepOutcome): Promise<RunTotals | undefined> {
     const run = this.runs.get(runId);
     const step = `${runId}/${agent}#${iteration}${call === 'summary' ? '#summary' : ''}`;
     if (!run || this.counted.has(step)) return undefined;
     this.counted.add(step);
     run.iterations[agent] = iteration + 1;
-    if (result) run.result = result;
+    if (result && handsOver) run.agentResults = { ...run.agentResults, [agent]: result };
+    else if (result) run.result = result;
     const byAgent = (run.usageByAgent ??= {});
     const mine = (byAgent[agent] ??= { ...zeroUsage });
     for (const k of Object.keys(usage) as (keyof Usage)[]) {

@@ -88,6 +88,7 @@ export class DynamoRunStore implements RunStore {
       goalPreview: _preview,
       outputSchema,
       result,
+      agentResults,
       ...rest
     } = item;
     for (const name of Object.keys(rest)) if (name.startsWith(countedPrefix)) delete rest[name];
@@ -102,6 +103,9 @@ export class DynamoRunStore implements RunStore {
       goal,
       ...(typeof outputSchema === 'string' ? { output: { schema: JSON.parse(outputSchema) as unknown } } : {}),
       ...(result ? { result: fromStoredResult(result as Record<string, unknown>) } : {}),
+      ...(agentResults && Object.keys(agentResults).length
+        ? { agentResults: Object.fromEntries(Object.entries(agentResults as Record<string, Record<string, unknown>>).map(([place, r]) => [place, fromStoredResult(r)])) }
+        : {}),
       usage: {
         inputTokens: inputTokens ?? 0,
         outputTokens: outputTokens ?? 0,
@@ -131,6 +135,8 @@ export class DynamoRunStore implements RunStore {
             ...(output ? { outputSchema: JSON.stringify(output.schema) } : {}),
             ...usage,
             usageByAgent: usageMaps(run),
+            // A workflow's agents hand their answers over in this map, set in place by each step.
+            ...(run.agents?.some((agent) => (agent.step ?? 0) > 0) ? { agentResults: {} } : {}),
             estimatedCostUsd: 0,
             ...(run.owner ? indexKeys(run, run.owner) : {}),
           },
@@ -144,7 +150,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call }: StepOutcome): Promise<RunTotals | undefined> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver }: StepOutcome): Promise<RunTotals | undefined> {
     // Each call is counted once: an agent's steps run one after another, and within a step its
     // summary before its answer, so a mark that only grows (2 × iteration, + 1 for the answer)
     // tells a counted call from a new one in a few bytes, where a set of every counted step made
@@ -161,9 +167,9 @@ export class DynamoRunStore implements RunStore {
             'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
             '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
             '#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost ' +
-            `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? ', #result = :result' : ''}`,
+            `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? (handsOver ? ', agentResults.#agent = :result' : ', #result = :result') : ''}`,
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
-          ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result ? { '#result': 'result' } : {}) },
+          ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result && !handsOver ? { '#result': 'result' } : {}) },
           ExpressionAttributeValues: {
             ':in': usage.inputTokens,
             ':out': usage.outputTokens,

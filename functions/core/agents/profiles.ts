@@ -85,8 +85,21 @@ export async function profileFor(place: AgentName, ref: AgentRef | undefined, st
   return profile;
 }
 
-/** The first user message of an agent's part in a run: the goal, and for the Coder the plan too. */
-export function openingMessage(run: Pick<Run, 'goal' | 'plan'>, agent: AgentName): ContentBlock[] {
+/**
+ * The first user message of an agent's part in a run: the goal; for the Coder the plan too; for
+ * an agent of a workflow's later step, the answers of the step before it (DESIGN §12).
+ */
+export function openingMessage(run: Pick<Run, 'goal' | 'plan' | 'agents' | 'agentResults'>, agent: AgentName): ContentBlock[] {
+  const step = run.agents?.find((a) => a.place === agent)?.step;
+  if (agent !== 'coder' && step !== undefined && step > 0) {
+    const before = (run.agents ?? []).filter((a) => a.step === step - 1);
+    const answers = before.map(({ place }) => {
+      const result = run.agentResults?.[place];
+      const answer = result?.output ? JSON.stringify(result.output, null, 2) : (result?.response ?? '(no answer)');
+      return `The answer of ${place}:\n${answer}`;
+    });
+    return [textBlock(`The user's goal:\n${run.goal}\n\n${answers.join('\n\n')}\n\nContinue the work from here.`)];
+  }
   if (agent !== 'coder') return [textBlock(run.goal)];
   if (!run.plan) throw new Error('The Coder cannot start: the run has no plan.');
   return [

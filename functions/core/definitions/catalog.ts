@@ -202,6 +202,9 @@ function checkWorkflow(workflow: WorkflowDefinition, agents: ReadonlyMap<string,
         invalid(`workflow "${workflow.name}": steps[${index}] "${name}" names no agent this deployment has (${[...agents.keys()].filter((n) => n !== 'architect' && n !== 'coder').join(', ')})`);
       }
     }
+    if (index === workflow.steps.length - 1 && names.length > 1) {
+      invalid(`workflow "${workflow.name}": steps[${index}] the last step is one agent, whose answer is the run's (add an agent that joins the parallel results)`);
+    }
     for (const name of names) {
       if (used.has(name)) invalid(`workflow "${workflow.name}": steps[${index}] "${name}" works in an earlier step already; an agent works once per workflow`);
       used.add(name);

@@ -3,7 +3,7 @@
  * record, start the orchestrator; bad input is refused whole (invariant 10, docs/ARCHITECTURE.md).
  */
 import { createHash } from 'node:crypto';
-import { placeOf, refOf, sortedKeys, versionOf } from '../definitions/definition.js';
+import { builtinWorkflows, placeOf, refOf, sortedKeys, versionOf } from '../definitions/definition.js';
 import type { AgentDefinition, Definitions } from '../definitions/types.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
 import { gatedTools } from '../approvals/policy.js';
@@ -53,8 +53,11 @@ export interface RunPlan {
   mode: Run['mode'];
   /** The agent of a one-agent run; the first of a workflow's. */
   agent: AgentDefinition;
-  agents: { place: string; definition: AgentDefinition }[];
+  /** Each agent with its place and, in a workflow, its step. */
+  agents: { place: string; definition: AgentDefinition; step?: number }[];
   ref: { agent: AgentRef } | { workflow: { name: string; version: string } };
+  /** A team's workflow's steps, as the orchestrator runs them (`plan-and-build` has states of its own). */
+  steps?: { agent: string; label: string }[][];
 }
 
 /** The agents a request runs, from the deployment's catalog (names were checked with the body). */
@@ -67,14 +70,23 @@ export function runPlanOf(body: Pick<CreateRunBody, 'mode' | 'agent' | 'workflow
   }
   const workflow = catalog.workflow(target.name);
   if (!workflow) throw new Error(`No workflow ${target.name}.`);
-  const agents = workflow.steps.flatMap((step) => (typeof step === 'string' ? [step] : step.parallel)).map((name) => {
-    const definition = catalog.agent(name);
-    if (!definition) throw new Error(`No agent ${name}.`);
-    return { place: placeOf(name), definition };
-  });
+  const agents = workflow.steps.flatMap((step, index) =>
+    (typeof step === 'string' ? [step] : step.parallel).map((name) => {
+      const definition = catalog.agent(name);
+      if (!definition) throw new Error(`No agent ${name}.`);
+      return { place: placeOf(name), definition, step: index };
+    }),
+  );
   const [first] = agents;
   if (!first) throw new Error(`Workflow ${workflow.name} has no steps.`);
-  return { mode: 'multi', agent: first.definition, agents, ref: { workflow: { name: workflow.name, version: versionOf(workflow) } } };
+  const steps = workflow.steps.map((_, index) => agents.filter((a) => a.step === index).map((a) => ({ agent: a.place, label: labelOf(a.place) })));
+  return {
+    mode: 'multi',
+    agent: first.definition,
+    agents,
+    ref: { workflow: { name: workflow.name, version: versionOf(workflow) } },
+    ...(builtinWorkflows.some((w) => w.name === workflow.name) ? {} : { steps }),
+  };
 }
 
 /** The short name of an agent in its executions' names (`<runId>-<label>-<iteration>`, at most 80 characters). */
@@ -153,6 +165,7 @@ export async function createRun(
       conversationId: conversationIdOf(runId, place, body.sessionId, owner),
       maxIterations,
       model: body.model ?? '',
+      ...(plan.steps ? { steps: plan.steps } : {}),
     });
   const existing = named ? await deps.runs.get(runId) : undefined;
   // A run id another caller chose first is not this caller's to repeat (nor to learn about from the answer).
@@ -199,7 +212,7 @@ export async function createRun(
     goal: body.goal,
     owner,
     ...plan.ref,
-    agents: plan.agents.map(({ place: at, definition }) => ({ place: at, ...refOf(definition) })),
+    agents: plan.agents.map(({ place: at, definition, step }) => ({ place: at, ...refOf(definition), ...(step !== undefined ? { step } : {}) })),
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
     ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),

@@ -3,6 +3,7 @@
  * `final_answer` tool and its note on the request, the message that asks for it after a turn that
  * ended without it, and what a turn's `final_answer` calls mean for the run.
  */
+import { handsOver } from '../runs/types.js';
 import type { Conversation } from '../conversation/types.js';
 import { textBlock, toolUses } from '../model/messages.js';
 import type { InferenceFeature, InferenceStep } from '../steps/hooks.js';
@@ -41,7 +42,7 @@ export const outputFeature: InferenceFeature = {
 /** The output schema the agent must answer with, if the run asked for one and this agent answers it. */
 function schemaOf(step: InferenceStep): Record<string, unknown> | undefined {
   const { run } = step;
-  return run?.output && step.profile.answersRun ? run.output.schema : undefined;
+  return run?.output && step.profile.answersRun && !handsOver(run, step.input.agent) ? run.output.schema : undefined;
 }
 
 /** Whether the run's last turn ended without `final_answer` (and without any call). */

@@ -64,7 +64,9 @@ export const Run = z.object({
    * agent never changes a running run. Absent on runs made before agents were data (they follow
    * the built-ins).
    */
-  agents: z.array(AgentRef.extend({ place: AgentName })).optional(),
+  agents: z.array(AgentRef.extend({ place: AgentName, step: z.number().int().nonnegative().optional() })).optional(),
+  /** The answers of a workflow's agents before its last step, by place: what the next step starts from. */
+  agentResults: z.record(AgentName, RunResult).optional(),
   /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
   approvals: ApprovalPolicy.optional(),
   /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
@@ -100,6 +102,16 @@ export function placesOf(run: Pick<Run, 'mode' | 'agents'>): string[] {
   return run.mode === 'single' ? ['single'] : ['architect', 'coder'];
 }
 
+/**
+ * Whether the agent at `place` hands its answer over to a later step of the run's workflow (it is
+ * not in the last step): its answer is kept in `agentResults`, and the run's result and output
+ * schema are the last step's.
+ */
+export function handsOver(run: Pick<Run, 'agents'> | undefined, place: string): boolean {
+  const mine = run?.agents?.find((agent) => agent.place === place)?.step;
+  return mine !== undefined && (run?.agents ?? []).some((agent) => (agent.step ?? 0) > mine);
+}
+
 /** The definition the agent at `place` follows, if the run recorded one. */
 export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): AgentRef | undefined {
   const found = run?.agents?.find((agent) => agent.place === place);
@@ -116,6 +128,8 @@ export interface StepOutcome {
   costUsd?: number;
   /** The run's result, when this step finished the agent that answers the run. */
   result?: RunResult;
+  /** The result is the agent's answer to the next step of its workflow (`agentResults`), not the run's. */
+  handsOver?: boolean;
   /**
    * Which model call of the step this is: a step that compacts the conversation makes a summary
    * call before its answer, counted apart (and first) so a budget can stop the run between them.

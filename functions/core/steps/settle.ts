@@ -7,7 +7,7 @@
 import type { Compaction, Conversation, StoredMessage } from '../conversation/types.js';
 import { toolUses } from '../model/messages.js';
 import { estimateCost } from '../model/prices.js';
-import type { RunResult } from '../runs/types.js';
+import { handsOver, type RunResult } from '../runs/types.js';
 import type { Answer, InferenceFeature, InferenceStep } from './hooks.js';
 import type { InferenceResult } from './types.js';
 
@@ -62,7 +62,7 @@ export async function count(
         usage,
         // Stryker disable next-line ConditionalExpression: a cost of 0 for an unpriced call adds nothing to the run's cost
         ...(costUsd !== undefined ? { costUsd } : {}),
-        ...(result ? { result } : {}),
+        ...(result ? { result, ...(handsOver(step.run, step.input.agent) ? { handsOver: true } : {}) } : {}),
         ...(call === 'summary' ? { call } : {}),
       })
     : undefined;
