@@ -189,7 +189,56 @@ export class AgentLoop extends Construct {
     awaitDecision.addCatch(gatedTool, { errors: ['States.Timeout', 'ApprovalDecided'], resultPath: sfn.JsonPath.DISCARD });
     // A lost announcement does not stop the wait: the run still lists the call in waitingFor.
     announce.addCatch(awaitDecision, { errors: ['States.ALL'], resultPath: '$.announcement' });
+    // A call of an agent (DESIGN §12): the tool function makes the child run, the child's loop runs
+    // as a nested execution of this state machine (the item waits without polling), then the tool
+    // step answers with the child's outcome. A child whose loop failed is marked failed first.
+    const startChild = new tasks.LambdaInvoke(this, 'StartChild', {
+      lambdaFunction: props.tool,
+      payload: sfn.TaskInput.fromObject({ action: 'start-child', ...call }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(60)),
+      resultPath: '$.child',
+    });
+    addRetries(startChild);
+    const childResult = toolTask('ChildResult');
+    const childFailed = new tasks.LambdaInvoke(this, 'ChildFailed', {
+      lambdaFunction: props.tool,
+      payload: sfn.TaskInput.fromObject({ action: 'child-failed', ...call, 'failure.$': '$.childFailure' }),
+      payloadResponseOnly: true,
+      retryOnServiceExceptions: false,
+      taskTimeout: sfn.Timeout.duration(Duration.seconds(60)),
+      resultPath: sfn.JsonPath.DISCARD,
+    });
+    addRetries(childFailed);
+    const runChild = new sfn.CustomState(this, 'RunChild', {
+      stateJson: {
+        Type: 'Task',
+        Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
+        Parameters: {
+          'StateMachineArn.$': '$$.StateMachine.Id',
+          'Name.$': '$.child.name',
+          Input: {
+            'runId.$': '$.child.run.runId',
+            'agent.$': '$.child.run.agent',
+            'label.$': '$.child.run.label',
+            'conversationId.$': '$.child.run.conversationId',
+            'maxIterations.$': '$.child.run.maxIterations',
+            'model.$': '$.child.run.model',
+            'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
+          },
+        },
+        ResultPath: null,
+      },
+    });
+    runChild.addCatch(childFailed.next(childResult), { errors: ['States.ALL'], resultPath: '$.childFailure' });
+    runChild.next(childResult);
+    const callsAgent = startChild.next(
+      new sfn.Choice(this, 'ChildStarted').when(sfn.Condition.booleanEquals('$.child.started', true), runChild).otherwise(childResult),
+    );
+
     const gate = new sfn.Choice(this, 'NeedsApproval')
+      .when(sfn.Condition.and(sfn.Condition.isPresent('$.item.callsAgent'), sfn.Condition.booleanEquals('$.item.callsAgent', true)), callsAgent)
       .when(
         sfn.Condition.booleanEquals('$.needsApproval', true),
         requestApproval.next(
@@ -214,18 +263,23 @@ export class AgentLoop extends Construct {
       'name.$': `${ref}.name`,
       'iteration.$': '$.step.iteration',
     });
-    const toolMap = (id: string, processor: sfn.IChainable) => {
+    const toolMap = (id: string, processor: sfn.IChainable, item = false) => {
       const map = new sfn.Map(this, id, {
         itemsPath: '$.step.toolCalls',
         maxConcurrency: props.toolConcurrency ?? 8,
-        itemSelector: { ...callOfStep('$$.Map.Item.Value'), 'needsApproval.$': '$$.Map.Item.Value.needsApproval' },
+        itemSelector: {
+          ...callOfStep('$$.Map.Item.Value'),
+          'needsApproval.$': '$$.Map.Item.Value.needsApproval',
+          // The whole item, for what only some calls carry (`callsAgent`).
+          ...(item ? { 'item.$': '$$.Map.Item.Value' } : {}),
+        },
         resultPath: sfn.JsonPath.DISCARD,
       });
       map.itemProcessor(processor).next(inference);
       return map;
     };
     const tools = toolMap('Tools', toolTask('Tool'));
-    const gatedTools = toolMap('GatedTools', gate);
+    const gatedTools = toolMap('GatedTools', gate, true);
     // The most common turn, one call that waits for nobody, needs no Map at all.
     const onlyTool = toolTask('OnlyTool', { ...callOfStep('$.step.toolCalls[0]'), needsApproval: false }, false);
     onlyTool.next(inference);
@@ -284,7 +338,13 @@ export class AgentLoop extends Construct {
 
     const route = new sfn.Choice(this, 'Route')
       .when(
-        sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.booleanEquals('$.step.gated', true)),
+        sfn.Condition.and(
+          sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'),
+          sfn.Condition.or(
+            sfn.Condition.booleanEquals('$.step.gated', true),
+            sfn.Condition.and(sfn.Condition.isPresent('$.step.callsAgents'), sfn.Condition.booleanEquals('$.step.callsAgents', true)),
+          ),
+        ),
         gatedTools,
       )
       .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[1]')), tools)

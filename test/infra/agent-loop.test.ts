@@ -87,7 +87,19 @@ describe('AgentLoop', () => {
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'DescribeFailure' }],
     });
     expect(states.Route?.Choices).toEqual([
-      { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.gated', BooleanEquals: true }], Next: 'GatedTools' },
+      {
+        And: [
+          { Variable: '$.step.stopReason', StringEquals: 'tool_use' },
+          // A turn that calls an agent goes through the gate's Map too, where its child run starts.
+          {
+            Or: [
+              { Variable: '$.step.gated', BooleanEquals: true },
+              { And: [{ Variable: '$.step.callsAgents', IsPresent: true }, { Variable: '$.step.callsAgents', BooleanEquals: true }] },
+            ],
+          },
+        ],
+        Next: 'GatedTools',
+      },
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[1]', IsPresent: true }], Next: 'Tools' },
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[0]', IsPresent: true }], Next: 'OnlyTool' },
       { Or: [{ Variable: '$.step.stopReason', StringEquals: 'end_turn' }, { Variable: '$.step.stopReason', StringEquals: 'stop_sequence' }], Next: 'Done' },
@@ -159,7 +171,7 @@ describe('AgentLoop', () => {
     const missing = Object.fromEntries(
       steps.map(([name, step]) => [name, retryable.filter((error) => !step.Retry?.some((r) => r.ErrorEquals.includes(error)))]),
     );
-    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [] });
+    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [], StartChild: [], ChildFailed: [], ChildResult: [] });
   });
 
   it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
@@ -170,9 +182,22 @@ describe('AgentLoop', () => {
     expect(processor?.StartAt).toBe('NeedsApproval');
     expect(states.NeedsApproval).toEqual({
       Type: 'Choice',
-      Choices: [{ Variable: '$.needsApproval', BooleanEquals: true, Next: 'RequestApproval' }],
+      Choices: [
+        { And: [{ Variable: '$.item.callsAgent', IsPresent: true }, { Variable: '$.item.callsAgent', BooleanEquals: true }], Next: 'StartChild' },
+        { Variable: '$.needsApproval', BooleanEquals: true, Next: 'RequestApproval' },
+      ],
       Default: 'GatedTool',
     });
+    // A call of an agent: the child run is made, its loop runs nested (a failure marks it failed), then the tool step answers.
+    expect(states.StartChild).toMatchObject({ Type: 'Task', ResultPath: '$.child', Next: 'ChildStarted' });
+    expect(states.ChildStarted).toMatchObject({ Choices: [{ Variable: '$.child.started', BooleanEquals: true, Next: 'RunChild' }], Default: 'ChildResult' });
+    expect(states.RunChild).toMatchObject({
+      Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] },
+      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': '$.child.name', Input: { 'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id' } },
+      Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.childFailure', Next: 'ChildFailed' }],
+      Next: 'ChildResult',
+    });
+    expect(states.ChildFailed).toMatchObject({ Next: 'ChildResult' });
     expect(states.RequestApproval).toMatchObject({ Type: 'Task', ResultPath: '$.approval', Next: 'AlreadyDecided' });
     expect(states.AlreadyDecided).toMatchObject({ Choices: [{ Variable: '$.approval.decided', BooleanEquals: true, Next: 'GatedTool' }], Default: 'AnnounceApproval' });
     const approvalFn = { 'Fn::GetAtt': [logicalIdOf(template, 'ApprovalFunction', 'AWS::Lambda::Function'), 'Arn'] };

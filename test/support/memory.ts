@@ -222,9 +222,27 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async finish(runId: string, outcome: Partial<Run>): Promise<void> {
+  async finish(runId: string, outcome: Partial<Run>, options: { ifRunning?: boolean } = {}): Promise<boolean> {
     const run = this.runs.get(runId);
-    if (run) Object.assign(run, outcome);
+    if (!run || (options.ifRunning && run.status !== 'running')) return false;
+    Object.assign(run, outcome);
+    return true;
+  }
+
+  async addChild(runId: string, toolUseId: string, child: { runId: string; agent: string }): Promise<void> {
+    const run = this.runs.get(runId);
+    if (run) run.children = { ...run.children, [toolUseId]: child };
+  }
+
+  private readonly rolledUp = new Set<string>();
+
+  async rollUp(runId: string, toolUseId: string, spent: Pick<Run, 'usage'> & { estimatedCostUsd: number }): Promise<RunTotals | undefined> {
+    const run = this.runs.get(runId);
+    if (!run || this.rolledUp.has(`${runId}/${toolUseId}`)) return undefined;
+    this.rolledUp.add(`${runId}/${toolUseId}`);
+    for (const k of Object.keys(spent.usage) as (keyof Usage)[]) run.usage[k] += spent.usage[k];
+    run.estimatedCostUsd = (run.estimatedCostUsd ?? 0) + spent.estimatedCostUsd;
+    return { usage: { ...run.usage }, estimatedCostUsd: run.estimatedCostUsd };
   }
 }
 

@@ -137,6 +137,8 @@ export class DynamoRunStore implements RunStore {
             usageByAgent: usageMaps(run),
             // A workflow's agents hand their answers over in this map, set in place by each step.
             ...(run.agents?.some((agent) => (agent.step ?? 0) > 0) ? { agentResults: {} } : {}),
+            // Child runs are recorded in this map, set in place by each call that starts one.
+            ...(run.agents?.some((agent) => agent.callee) ? { children: {} } : {}),
             estimatedCostUsd: 0,
             ...(run.owner ? indexKeys(run, run.owner) : {}),
           },
@@ -306,7 +308,8 @@ export class DynamoRunStore implements RunStore {
   async finish(
     runId: string,
     outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>,
-  ): Promise<void> {
+    options: { ifRunning?: boolean } = {},
+  ): Promise<boolean> {
     const names: Record<string, string> = { '#status': 'status', '#phase': 'phase' };
     const values: Record<string, unknown> = {
       ':status': outcome.status,
@@ -322,15 +325,75 @@ export class DynamoRunStore implements RunStore {
     }
     // An ended run leaves the running index, so it no longer counts against its owner's quota.
     if (outcome.status !== 'running') expression += ` REMOVE ${runningAttribute}`;
-    await guard('Finishing a run', () =>
+    if (options.ifRunning) values[':running'] = 'running';
+    try {
+      await guard('Finishing a run', () =>
+        this.options.doc.update({
+          TableName: this.options.table,
+          Key: key(runId),
+          UpdateExpression: expression,
+          ...(options.ifRunning ? { ConditionExpression: '#status = :running' } : {}),
+          ExpressionAttributeNames: names,
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (error) {
+      if (options.ifRunning && isConditionFailed(error)) return false;
+      throw error;
+    }
+  }
+
+  async addChild(runId: string, toolUseId: string, child: { runId: string; agent: string }): Promise<void> {
+    await guard('Recording a child run', () =>
       this.options.doc.update({
         TableName: this.options.table,
         Key: key(runId),
-        UpdateExpression: expression,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
+        // The map exists from the start on a run whose agents may call agents (create).
+        UpdateExpression: 'SET children.#call = :child',
+        ConditionExpression: 'attribute_exists(pk)',
+        ExpressionAttributeNames: { '#call': toolUseId },
+        ExpressionAttributeValues: { ':child': child },
       }),
     );
+  }
+
+  async rollUp(runId: string, toolUseId: string, spent: Pick<Run, 'usage'> & { estimatedCostUsd: number }): Promise<RunTotals | undefined> {
+    const { usage } = spent;
+    try {
+      const updated = await guard('Adding a child run\'s spend', () =>
+        this.options.doc.update({
+          TableName: this.options.table,
+          Key: key(runId),
+          UpdateExpression:
+            'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, estimatedCostUsd :cost, rolledUp :call',
+          ConditionExpression: 'attribute_exists(pk) AND NOT contains(rolledUp, :id)',
+          ExpressionAttributeValues: {
+            ':in': usage.inputTokens,
+            ':out': usage.outputTokens,
+            ':cr': usage.cacheReadInputTokens,
+            ':cw': usage.cacheCreationInputTokens,
+            ':cost': spent.estimatedCostUsd,
+            ':call': new Set([toolUseId]),
+            ':id': toolUseId,
+          },
+          ReturnValues: 'UPDATED_NEW',
+        }),
+      );
+      const totals = updated.Attributes ?? {};
+      return {
+        usage: {
+          inputTokens: Number(totals.inputTokens ?? 0),
+          outputTokens: Number(totals.outputTokens ?? 0),
+          cacheReadInputTokens: Number(totals.cacheReadInputTokens ?? 0),
+          cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
+        },
+        estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
+      };
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+      return undefined;
+    }
   }
 }
 

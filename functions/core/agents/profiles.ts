@@ -4,13 +4,16 @@
  * the definition store once per warm function; runs made before agents were data follow the
  * built-ins.
  */
+import { agentTool, calleesOf } from '../children/children.js';
 import { builtinAgents, placeOf, refOf, workspaceRules } from '../definitions/definition.js';
-import { AgentDefinition } from '../definitions/types.js';
+import type { AgentDefinition } from '../definitions/types.js';
+import { definitionFor } from './read.js';
 import { type AgentDefinitionStore, AgentDefinitionMissing, type AgentName, type AgentProfile, type AgentRef } from './types.js';
 import { builtinTool } from '../tools/builtin/builtin.js';
 import { type ContentBlock, textBlock } from '../model/messages.js';
 import { renderPlan } from '../plan/plan.js';
-import type { Run } from '../runs/types.js';
+import { agentAt, type Run } from '../runs/types.js';
+import type { Tool } from '../tools/types.js';
 import { finishPlan } from '../tools/builtin/finish-plan.js';
 import { editFile, listFiles, readFile, writeFile } from '../tools/builtin/files.js';
 import { mcpSeparator } from '../tools/external/types.js';
@@ -30,8 +33,8 @@ function sourceOf(entry: string): string {
   return at > 0 ? `mcp:${entry.slice(0, at)}` : 'lambda';
 }
 
-/** An agent's profile from its definition. */
-export function profileOf(definition: AgentDefinition, ref: AgentRef = refOf(definition)): AgentProfile {
+/** An agent's profile from its definition, with the tools that call the agents it may call. */
+export function profileOf(definition: AgentDefinition, ref: AgentRef = refOf(definition), agentTools: readonly Tool[] = []): AgentProfile {
   const place = placeOf(definition.name);
   const builtin = builtinAgents.some((agent) => agent.name === definition.name);
   const own = definition.tools.flatMap((name) => builtinTool(name) ?? []);
@@ -41,7 +44,8 @@ export function profileOf(definition: AgentDefinition, ref: AgentRef = refOf(def
     name: place,
     definition: ref,
     system: own.some((tool) => fileTools.has(tool.name)) ? `${definition.instructions}\n\n${workspaceRules}` : definition.instructions,
-    tools: new ToolRegistry(own),
+    tools: new ToolRegistry([...own, ...agentTools]),
+    agentTools: new Set(agentTools.map((tool) => tool.name)),
     // The built-ins see the external tools whose configuration names them (`agents`); a team's
     // agents, the ones their definition lists.
     hasExternal: builtin ? (tool) => tool.agents.includes(place) : (tool) => external.some((entry) => covers(entry, tool)),
@@ -62,26 +66,33 @@ export function agentProfile(place: AgentName): AgentProfile {
   return profile;
 }
 
-/** Definitions read from the store, by `<name>@<version>`: a version never changes, so a warm function keeps it (at most 100). */
-const readDefinitions = new Map<string, AgentProfile>();
+/** Profiles made from read definitions, by the agent's and its callees' versions (at most 100). */
+const madeProfiles = new Map<string, AgentProfile>();
 
 /**
- * The profile of the agent at `place` in a run that recorded `ref`: the built-in when it is the
- * same version, else the stored version. A run without a reference (made before agents were data)
- * follows the built-in of its place.
+ * The profile of the agent at `place` in a run whose agents are `agents` (the run record's): the
+ * definition its version names, with the agents it may call at the versions the run recorded. A
+ * run without them (made before agents were data) follows the built-in of its place.
  */
-export async function profileFor(place: AgentName, ref: AgentRef | undefined, store: AgentDefinitionStore | undefined): Promise<AgentProfile> {
+export async function profileFor(place: AgentName, agents: Run['agents'], store: AgentDefinitionStore | undefined): Promise<AgentProfile> {
+  const ref = agentAt({ agents }, place);
   if (!ref) return agentProfile(place);
   const builtin = builtinProfiles.get(place);
   if (builtin?.definition?.version === ref.version && builtin.definition.name === ref.name) return builtin;
-  const key = `${ref.name}@${ref.version}`;
-  const known = readDefinitions.get(key);
-  if (known) return known;
-  const stored = store ? await store.get(ref) : undefined;
-  if (stored === undefined) throw new AgentDefinitionMissing(`Version ${ref.version} of agent "${ref.name}" is not stored.`);
-  const profile = profileOf(AgentDefinition.parse(stored), ref);
-  if (readDefinitions.size >= 100) readDefinitions.delete(readDefinitions.keys().next().value ?? '');
-  readDefinitions.set(key, profile);
+  const callees = calleesOf({ agents });
+  const key = [ref, ...callees].map((r) => `${r.name}@${r.version}`).join(' ');
+  const made = madeProfiles.get(key);
+  if (made) return made;
+  const definition = await definitionFor(ref, store);
+  const called = definition.tools.filter((entry) => entry.startsWith('agent:')).map((entry) => entry.slice('agent:'.length));
+  const tools = await Promise.all(
+    callees
+      .filter((callee) => called.includes(callee.name))
+      .map(async (callee) => agentTool({ ...callee, description: (await definitionFor(callee, store)).description })),
+  );
+  const profile = profileOf(definition, ref, tools);
+  if (madeProfiles.size >= 100) madeProfiles.delete(madeProfiles.keys().next().value ?? '');
+  madeProfiles.set(key, profile);
   return profile;
 }
 

@@ -36,8 +36,10 @@ export interface AgentProfile {
   /** The definition it follows, when the run recorded one. */
   definition?: AgentRef;
   system: string;
-  /** Its built-in tools. */
+  /** Its built-in tools, and the tools that call the agents it may call. */
   tools: Tools;
+  /** The names of the tools that call agents (a call starts a child run). */
+  agentTools: ReadonlySet<string>;
   /** Whether it may see and call one of the deployment's MCP or Lambda tools. */
   hasExternal(tool: { name: string; source: string; agents: readonly string[] }): boolean;
   /** Whether it has any tool of a source (`mcp:<server>` or `lambda`), for the note when the source is down. */

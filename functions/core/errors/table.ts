@@ -83,6 +83,8 @@ export const errorTable = {
   // Names with no class: written on a run record (or by a state machine's Fail state) where it ends.
   /** A multi-agent run's Architect stored no plan (the orchestrator). */
   NoPlanProduced: { status: 500 },
+  /** A child run's agent loop ended without an answer (the tool that called its agent). */
+  NoAnswer: { status: 500 },
   /** A step's transient fault outlasted its retries (the agent loop names the fault and its cause). */
   RetriesExhausted: { status: 500 },
   /** Step Functions refused to start the run for good (the intake). */

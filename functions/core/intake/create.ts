@@ -27,8 +27,21 @@ export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | '
   // Repeatable: a cancel whose stop or announcement failed can be sent again and completes then.
   if (!(await deps.runs.cancel(runId)) && (await deps.runs.get(runId))?.status !== 'cancelled') return false;
   await deps.starter.stop(runId, 'Cancelled on request.');
+  // Stopping the run stopped its child runs' nested executions too: their records say so.
+  await cancelChildren(runId, deps.runs);
   await deps.starter.announceCancelled(runId);
   return true;
+}
+
+/** Marks the child runs of a run (and theirs) cancelled, those still running. */
+async function cancelChildren(runId: string, runs: IntakeDeps['runs']): Promise<void> {
+  const children = Object.values((await runs.get(runId))?.children ?? {});
+  await Promise.all(
+    children.map(async (child) => {
+      await runs.cancel(child.runId);
+      await cancelChildren(child.runId, runs);
+    }),
+  );
 }
 
 /** The lock of an owner's session: session ids are per owner, so another caller's is another lock. */
@@ -58,6 +71,23 @@ export interface RunPlan {
   ref: { agent: AgentRef } | { workflow: { name: string; version: string } };
   /** A team's workflow's steps, as the orchestrator runs them (`plan-and-build` has states of its own). */
   steps?: { agent: string; label: string }[][];
+  /** The agents the run's agents may call as tools, and those these may call, at today's versions. */
+  callees: AgentDefinition[];
+}
+
+/** The agents `agents` may call (`agent:<name>` in their tools), and the agents those may call, each once. */
+function calleesOf(agents: readonly AgentDefinition[], catalog: Definitions): AgentDefinition[] {
+  const found = new Map<string, AgentDefinition>();
+  const visit = (definition: AgentDefinition) => {
+    for (const entry of definition.tools.filter((tool) => tool.startsWith('agent:'))) {
+      const callee = catalog.agent(entry.slice('agent:'.length));
+      if (!callee || found.has(callee.name)) continue;
+      found.set(callee.name, callee);
+      visit(callee);
+    }
+  };
+  agents.forEach(visit);
+  return [...found.values()];
 }
 
 /** The agents a request runs, from the deployment's catalog (names were checked with the body). */
@@ -66,7 +96,7 @@ export function runPlanOf(body: Pick<CreateRunBody, 'mode' | 'agent' | 'workflow
   if (target.kind === 'agent') {
     const agent = catalog.agent(target.name);
     if (!agent) throw new Error(`No agent ${target.name}.`);
-    return { mode: 'single', agent, agents: [{ place: placeOf(agent.name), definition: agent }], ref: { agent: refOf(agent) } };
+    return { mode: 'single', agent, agents: [{ place: placeOf(agent.name), definition: agent }], ref: { agent: refOf(agent) }, callees: calleesOf([agent], catalog) };
   }
   const workflow = catalog.workflow(target.name);
   if (!workflow) throw new Error(`No workflow ${target.name}.`);
@@ -85,6 +115,7 @@ export function runPlanOf(body: Pick<CreateRunBody, 'mode' | 'agent' | 'workflow
     agent: first.definition,
     agents,
     ref: { workflow: { name: workflow.name, version: versionOf(workflow) } },
+    callees: calleesOf(agents.map((a) => a.definition), catalog),
     ...(builtinWorkflows.some((w) => w.name === workflow.name) ? {} : { steps }),
   };
 }
@@ -114,7 +145,7 @@ async function storeDefinitions(store: AgentDefinitionStore | undefined, agents:
 }
 
 /** The stricter of two budgets, field by field. */
-function stricter(a: Budget | undefined, b: Budget | undefined): Budget | undefined {
+export function stricter(a: Budget | undefined, b: Budget | undefined): Budget | undefined {
   if (!a || !b) return a ?? b;
   const min = (x?: number, y?: number) => (x === undefined ? y : y === undefined ? x : Math.min(x, y));
   const maxUsd = min(a.maxUsd, b.maxUsd);
@@ -205,14 +236,17 @@ export async function createRun(
   const rules = [...definitions.flatMap((d) => d.approvals?.rules ?? []), ...(body.approvals?.rules ?? [])];
   const budget = definitions.reduce((b, d) => stricter(b, d.budget), runBudget(body.budget, deps.budgets));
   const output = (plan.mode === 'single' ? plan.agent.output : undefined) ?? body.output;
-  await storeDefinitions(deps.agentStore, plan.agents);
+  await storeDefinitions(deps.agentStore, [...plan.agents, ...plan.callees.map((definition) => ({ place: definition.name, definition }))]);
   const run: Run = {
     runId,
     mode: plan.mode,
     goal: body.goal,
     owner,
     ...plan.ref,
-    agents: plan.agents.map(({ place: at, definition, step }) => ({ place: at, ...refOf(definition), ...(step !== undefined ? { step } : {}) })),
+    agents: [
+      ...plan.agents.map(({ place: at, definition, step }) => ({ place: at, ...refOf(definition), ...(step !== undefined ? { step } : {}) })),
+      ...plan.callees.map((definition) => ({ place: placeOf(definition.name), ...refOf(definition), callee: true as const })),
+    ],
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
     ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),

@@ -64,7 +64,21 @@ export const Run = z.object({
    * agent never changes a running run. Absent on runs made before agents were data (they follow
    * the built-ins).
    */
-  agents: z.array(AgentRef.extend({ place: AgentName, step: z.number().int().nonnegative().optional() })).optional(),
+  agents: z
+    .array(
+      AgentRef.extend({
+        place: AgentName,
+        step: z.number().int().nonnegative().optional(),
+        /** An agent the run's agents may call as a tool (`agent:<name>`), at the version a child run follows: no place of its own. */
+        callee: z.literal(true).optional(),
+      }),
+    )
+    .optional(),
+  /** A child run: the run whose agent called this one as a tool, and how deep the calls go (a top run is 0). */
+  parentRunId: z.string().optional(),
+  depth: z.number().int().nonnegative().optional(),
+  /** The child runs the run's agents started, by the id of the tool call that started each. */
+  children: z.record(z.string(), z.object({ runId: z.string(), agent: AgentName })).optional(),
   /** The answers of a workflow's agents before its last step, by place: what the next step starts from. */
   agentResults: z.record(AgentName, RunResult).optional(),
   /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
@@ -98,7 +112,7 @@ export type Run = z.infer<typeof Run>;
 
 /** The places of a run's agents, in the order they work (`single`, or `architect` and `coder`, for runs made before agents were data). */
 export function placesOf(run: Pick<Run, 'mode' | 'agents'>): string[] {
-  if (run.agents) return run.agents.map((agent) => agent.place);
+  if (run.agents) return run.agents.filter((agent) => !agent.callee).map((agent) => agent.place);
   return run.mode === 'single' ? ['single'] : ['architect', 'coder'];
 }
 
@@ -114,7 +128,7 @@ export function handsOver(run: Pick<Run, 'agents'> | undefined, place: string): 
 
 /** The definition the agent at `place` follows, if the run recorded one. */
 export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): AgentRef | undefined {
-  const found = run?.agents?.find((agent) => agent.place === place);
+  const found = run?.agents?.find((agent) => agent.place === place && !agent.callee);
   return found && { name: found.name, version: found.version };
 }
 
@@ -165,8 +179,12 @@ export interface RunStore {
    * it); `false`, changing nothing, when the run had ended.
    */
   failIfRunning(runId: string, error: RunError): Promise<boolean>;
-  /** Marks the run finished. */
-  finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>): Promise<void>;
+  /** Marks the run finished; with `ifRunning`, only a run still running (`false` when it was not). */
+  finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>, options?: { ifRunning?: boolean }): Promise<boolean | void>;
+  /** Records a child run that a tool call started (once per call). */
+  addChild(runId: string, toolUseId: string, child: { runId: string; agent: string }): Promise<void>;
+  /** Adds a child run's spend to the run's totals, once per call however often it is asked; the totals after, or undefined when counted before. */
+  rollUp(runId: string, toolUseId: string, spent: Pick<Run, 'usage'> & { estimatedCostUsd: number }): Promise<RunTotals | undefined>;
 }
 
 /** The longest goal a run listing shows. */

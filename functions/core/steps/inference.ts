@@ -13,7 +13,6 @@ import { modelMessages } from '../compaction/context.js';
 import { StepStateInvalid } from '../errors/errors.js';
 import { ModelResponseEmpty, type ModelResponse } from '../model/types.js';
 import { runControls } from '../runs/controls.js';
-import { agentAt } from '../runs/types.js';
 import { inferenceFeatures } from './features.js';
 import type { CallOptions, InferenceDeps, InferenceStep, ModelCall, StepRequest } from './hooks.js';
 import { bringUpToDate } from './load.js';
@@ -48,7 +47,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     input,
     deps,
     conversationId: input.conversationId ?? conversationIdOf(input.runId, input.agent),
-    profile: deps.profile ? deps.profile(input.agent) : await profileFor(input.agent, agentAt(run, input.agent), deps.agentStore),
+    profile: deps.profile ? deps.profile(input.agent) : await profileFor(input.agent, run?.agents, deps.agentStore),
     run,
   };
   const loaded = await bringUpToDate(step, features, record);

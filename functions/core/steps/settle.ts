@@ -36,11 +36,13 @@ export async function settle(step: InferenceStep, features: readonly InferenceFe
     await step.deps.conversations.putResult(step.conversationId, message.seq, index, result, ran ? {} : { ran: false });
   }
   for (const feature of features) await feature.settle?.(answer);
-  const toolCalls = answer.calls.map(({ id, name }) => ({ id, name, needsApproval: answer.gated.has(name) }));
+  const agents = step.profile.agentTools;
+  const toolCalls = answer.calls.map(({ id, name }) => ({ id, name, needsApproval: answer.gated.has(name), ...(agents.has(name) ? { callsAgent: true as const } : {}) }));
   return {
     stopReason: answer.stopReason,
     toolCalls,
     gated: toolCalls.some((call) => call.needsApproval),
+    ...(toolCalls.some((call) => call.callsAgent) ? { callsAgents: true as const } : {}),
     iteration: input.iteration,
     next: input.iteration + 1,
     seq: message.seq,

@@ -7,7 +7,6 @@
 import { agentProfile, profileFor } from '../agents/profiles.js';
 import type { AgentProfile } from '../agents/types.js';
 import { runAgents } from '../runs/controls.js';
-import { agentAt } from '../runs/types.js';
 import { loadCall } from '../conversation/conversation.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../model/messages.js';
 import { defaultToolLimits } from '../tools/registry.js';
@@ -56,6 +55,7 @@ async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promis
     workspace: deps.workspaceFor(input.runId),
     limits: deps.limits ?? defaultToolLimits,
     ...(deps.plans ? { plans: deps.plans } : {}),
+    ...(deps.runs ? { children: deps.runs } : {}),
   };
   return registry.attempt(call, context, external.map((tool) => tool.name));
 }
@@ -64,5 +64,5 @@ async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promis
 async function profileOf(input: ToolInput, deps: ToolDeps): Promise<AgentProfile> {
   if (!deps.runs) return agentProfile(input.agent);
   const agents = await runAgents(input.runId, deps.runs);
-  return profileFor(input.agent, agentAt({ agents }, input.agent), deps.agentStore);
+  return profileFor(input.agent, agents, deps.agentStore);
 }

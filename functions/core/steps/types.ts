@@ -31,6 +31,8 @@ export const ToolCallRef = z.object({
   name: z.string(),
   /** Whether the call waits for a reviewer's decision before it runs. */
   needsApproval: z.boolean(),
+  /** The call runs an agent: a child run, a nested execution, before its tool step. */
+  callsAgent: z.literal(true).optional(),
 });
 
 /** What the state machine carries between states: ids and a few numbers (invariant 1, docs/ARCHITECTURE.md). */
@@ -44,6 +46,8 @@ export const InferenceResult = z.object({
   toolCalls: z.array(ToolCallRef),
   /** Whether any of `toolCalls` waits for a reviewer: the loop runs such a turn's calls through its gate. */
   gated: z.boolean(),
+  /** Whether any of `toolCalls` runs an agent: the loop runs such a turn's calls through its gate, where child runs start. */
+  callsAgents: z.literal(true).optional(),
   iteration: z.number().int().nonnegative(),
   /** The iteration the loop runs next (the state machine carries no counter of its own). */
   next: z.number().int().nonnegative(),

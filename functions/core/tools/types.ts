@@ -2,7 +2,7 @@
  * Tools: a name, a description, a zod input schema and a `run`; what a tool may use while it runs.
  */
 import type * as z from 'zod';
-import type { ToolResultBlock, ToolUseBlock } from '../model/messages.js';
+import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.js';
 import type { ToolSpec } from '../model/types.js';
 import type { Plan } from '../plan/types.js';
 import type { Workspace } from '../workspace/types.js';
@@ -20,6 +20,30 @@ export interface ToolContext {
   workspace: Workspace;
   limits: ToolLimits;
   plans?: PlanStore;
+  /** Child runs, for the tools that call agents (the run store in practice). */
+  children?: ChildRuns;
+}
+
+/** A child run as the tool that called its agent reads it (`Run` of runs/types.ts, in brief). */
+export interface ChildRunView {
+  runId: string;
+  status: 'running' | 'succeeded' | 'failed' | 'cancelled';
+  result?: { response: string; output?: Record<string, unknown> | undefined } | undefined;
+  error?: { code: string; message: string } | undefined;
+  usage: Usage;
+  estimatedCostUsd?: number | undefined;
+  depth?: number | undefined;
+}
+
+/** What a tool that calls an agent does with child runs: read one, end it, add its spend to its parent's. */
+export interface ChildRuns {
+  get(runId: string): Promise<ChildRunView | undefined>;
+  finish(
+    runId: string,
+    outcome: { status: 'succeeded' | 'failed'; phase: 'complete' | 'failed'; error?: { code: string; message: string } },
+    options: { ifRunning: boolean },
+  ): Promise<boolean | void>;
+  rollUp(runId: string, toolUseId: string, spent: { usage: Usage; estimatedCostUsd: number }): Promise<unknown>;
 }
 
 export interface ToolLimits {
