@@ -17,6 +17,8 @@ import type { LiveAttempt } from '../live/types.js';
 import { isText, isToolUse, toolUses } from '../model/messages.js';
 import type { AgentName } from '../agents/types.js';
 import { phaseOf } from '../agents/phases.js';
+import { calleesOf, childRunIdOf } from '../children/children.js';
+import { agentToolName, placeOf } from '../definitions/definition.js';
 import { estimateCost } from '../model/prices.js';
 import { custom, idsOf, type MessageIds, Sequence, textContent, textEnd, textStart, toolArgs, toolEnd, toolStart } from './agui.js';
 import { agentsOf } from './cursor.js';
@@ -30,7 +32,7 @@ import type { AgentView, Derivation, StreamMessage, StreamState, Wait } from './
 /** The stream's events from what has been read (see the module comment). */
 export function deriveRunEvents(state: StreamState): Derivation {
   const { run } = state;
-  const agents = agentsOf(run.mode);
+  const agents = agentsOf(run);
   const sequence = new Sequence(agents);
   const terminal = run.status !== 'running';
   const threadId = run.sessionId ?? run.runId;
@@ -49,8 +51,10 @@ export function deriveRunEvents(state: StreamState): Derivation {
   );
 
   // The Architect's part is over once it handed over to the Coder: the orchestrator records
-  // that as the phase (which moves on from there only to the run's end).
-  const handedOver = run.phase === 'executing' || run.phase === 'complete' || run.status === 'succeeded';
+  // that as the phase (which moves on from there only to the run's end). An agent of a team's
+  // workflow hands over its answer (`agentResults`) when its part is over.
+  const handedOverBy = (agent: AgentName) =>
+    agent === 'architect' ? run.phase === 'executing' || run.phase === 'complete' || run.status === 'succeeded' : run.agentResults?.[agent] !== undefined;
   for (let k = 0; k < agents.length; k++) {
     const agent = agents[k] as AgentName;
     const view = state.agents[agent];
@@ -68,7 +72,7 @@ export function deriveRunEvents(state: StreamState): Derivation {
     if (run.mode === 'multi') open(custom('phase', { phase: phaseOf(agent), agent }));
     if (!view) return waiting({ agent, decisionOnly: false });
 
-    const over = last ? terminal : terminal || handedOver;
+    const over = last ? terminal : terminal || handedOverBy(agent);
     const slots = [...new Set([...[...view.messages].filter(([, m]) => m.role === 'assistant').map(([seq]) => seq), ...view.attempts.keys()])].sort(
       (a, b) => a - b,
     );
@@ -249,9 +253,15 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
   const results = view.results.get(seq) ?? [];
   const base = `${state.run.runId}:${agent}:${seq}`;
   const uses = toolUses(message);
+  // Calls of agents (never gated): each starts a child run, whose id the call names.
+  const callees = new Map(calleesOf(state.run).map((callee) => [agentToolName(callee.name), placeOf(callee.name)]));
+  const child = (call: { id: string }) => ({ toolCallId: call.id, runId: childRunIdOf(state.run.runId, call.id) });
   for (const [index, call] of uses.entries()) {
     const approval = state.approvals.get(call.id);
-    if (approval) {
+    const callee = callees.get(call.name);
+    if (callee !== undefined) {
+      emit(custom('child_run_started', { ...child(call), agent: callee }));
+    } else if (approval) {
       emit(
         custom('approval_requested', {
           toolCallId: call.id,
@@ -278,6 +288,7 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
     }
     emit({ type: EventType.TOOL_CALL_RESULT, messageId: `${base}.r${index}`, toolCallId: call.id, content: stored.result.content, role: 'tool' });
     emit(custom('tool_result', { toolCallId: call.id, isError: stored.result.is_error === true, ran: stored.ran }));
+    if (callees.has(call.name)) emit(custom('child_run_ended', { ...child(call), isError: stored.result.is_error === true }));
   }
   return undefined;
 }
