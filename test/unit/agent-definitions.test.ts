@@ -1,12 +1,12 @@
 import { createHash } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { AgentCatalog, type AgentCatalogRules, type AgentConfig } from '../../functions/core/definitions/catalog.js';
 import { builtinAgents, builtinWorkflows, refOf, reservedNames, versionOf, workspaceRules } from '../../functions/core/definitions/definition.js';
 import type { AgentDefinition, WorkflowDefinition } from '../../functions/core/definitions/types.js';
 import { agentProfile, profileFor, profileOf } from '../../functions/core/agents/profiles.js';
-import { AgentConfigInvalid, AgentDefinitionMissing } from '../../functions/core/agents/types.js';
+import { AgentConfigInvalid, AgentDefinitionMissing, type AgentRef } from '../../functions/core/agents/types.js';
 import { toolNames } from '../../functions/core/tools/builtin/builtin.js';
 import { MemoryAgentDefinitionStore } from '../support/memory.js';
 
@@ -84,6 +84,8 @@ describe('AgentCatalog.from refuses, with one line naming the definition and the
     ['agents that are not an array', { agents: { helper } }, 'agents: must be a JSON array of definitions'],
     ['workflows that are not an array', { workflows: 'flow' }, 'workflows: must be a JSON array of definitions'],
     ['a definition that is not an object', { agents: [helper, 'lead'] }, 'agents[1]: (the definition): Invalid input: expected object, received string'],
+    ['a definition that is null', { agents: [null] }, 'agents[0]: (the definition): Invalid input: expected object, received null'],
+    ['a name that is not a string', { agents: [{ ...helper, name: 7 }] }, 'agents[0]: name: Invalid input: expected string, received number'],
     ['a name outside [a-z0-9-]', { agents: [agent('Helper')] }, 'agents[0] ("Helper"): name: must be 1-64 of a-z, 0-9 and "-"'],
     ['a name longer than 64', { agents: [agent('a'.repeat(65))] }, `agents[0] ("${'a'.repeat(65)}"): name: must be 1-64 of a-z, 0-9 and "-"`],
     ['an empty description', { agents: [helper, agent('lead', { description: '  ' })] }, 'agents[1] ("lead"): description: must not be empty'],
@@ -160,6 +162,19 @@ describe('AgentCatalog.from accepts', () => {
     expect(AgentCatalog.from({ agents: [agent('helper', { approvals: { tools: ['finish_plan', 'calculator'] } })] }).agent('helper')?.approvals).toEqual({ tools: ['finish_plan', 'calculator'] });
   });
 
+  it('tools whose names end like an agent\'s name, as tools and not calls of that agent', () => {
+    // "write_file" less its first six characters is "file": only `agent:` entries are calls.
+    const file = agent('file', { tools: ['read_file', 'write_file'] });
+    expect(AgentCatalog.from({ agents: [file, agent('ile', { tools: ['agent:file'] })] }).agent('file')).toEqual(file);
+  });
+
+  it('a deep lattice of agents calling agents, checking each agent once', { timeout: 5_000 }, () => {
+    // 25 layers of two agents, each calling both of the next layer: 2^25 paths, 50 agents.
+    const layers = Array.from({ length: 25 }, (_, i) => [`a${i}`, `b${i}`]);
+    const agents = layers.flatMap((names, i) => names.map((name) => agent(name, { tools: (layers[i + 1] ?? []).map((callee) => `agent:${callee}`) })));
+    expect(AgentCatalog.from({ agents }).agentNames()).toHaveLength(53);
+  });
+
   it('any model when the deployment names none', () => {
     expect(AgentCatalog.from({ agents: [agent('helper', { model: 'anything-at-all' })] }).agent('helper')?.model).toBe('anything-at-all');
   });
@@ -228,6 +243,12 @@ describe('versionOf', () => {
     ];
     const versions = new Set([full, ...changed].map(versionOf));
     expect(versions.size).toBe(changed.length + 1);
+  });
+
+  it('versions a schema holding null like any other value', () => {
+    const nullable = agent('helper', { output: { schema: { type: 'object', properties: { note: { type: ['string', 'null'], default: null } } } } });
+    expect(versionOf(nullable)).toMatch(/^[0-9a-f]{12}$/);
+    expect(versionOf(nullable)).toBe(versionOf(reversedKeys(nullable) as AgentDefinition));
   });
 
   it('tells workflows apart by their steps', () => {
@@ -383,8 +404,11 @@ describe('profileOf a team\'s agent', () => {
   });
 
   it('sees the external tools it lists by name, the tools of servers it lists whole, and no other, whatever their configuration names', () => {
-    const profile = profileOf(agent('reader', { tools: ['docs__search', 'web__*', 'word_count'] }));
+    const profile = profileOf(agent('reader', { tools: ['docs__search', 'web__*', 'files__*', 'word_count', 'docs-v2'] }));
     const tools = [
+      externalTool('files__list', 'mcp:files'),
+      externalTool('fil__list', 'mcp:fil'),
+      externalTool('docs-v2', 'lambda'),
       externalTool('docs__search', 'mcp:docs', ['architect']),
       externalTool('docs__fetch', 'mcp:docs'),
       externalTool('web__get', 'mcp:web', []),
@@ -394,7 +418,8 @@ describe('profileOf a team\'s agent', () => {
       externalTool('word_count', 'lambda', ['architect']),
       externalTool('shout', 'lambda', ['single', 'reader']),
     ];
-    expect(tools.filter((tool) => profile.hasExternal(tool)).map((tool) => tool.name)).toEqual(['docs__search', 'web__get', 'web__post', 'word_count']);
+    // A Lambda tool named like a server (docs-v2) is that tool alone, not the server's tools.
+    expect(tools.filter((tool) => profile.hasExternal(tool)).map((tool) => tool.name)).toEqual(['files__list', 'docs-v2', 'docs__search', 'web__get', 'web__post', 'word_count']);
   });
 
   it('uses the sources of the external tools it lists: mcp:<server> for <server>__…, lambda for the others', () => {
@@ -424,14 +449,16 @@ describe('the built-in agents\' profiles', () => {
   it('see the external tools and sources whose configuration names their place', () => {
     const forSingle = externalTool('docs__search', 'mcp:docs', ['single']);
     const forArchitect = externalTool('word_count', 'lambda', ['architect']);
-    const seen = (['single', 'architect', 'coder'] as const).map((place) => [forSingle, forArchitect].filter((tool) => agentProfile(place).hasExternal(tool)).map((t) => t.name));
+    const seen = builtinAgents.map((definition) => [forSingle, forArchitect].filter((tool) => profileOf(definition).hasExternal(tool)).map((t) => t.name));
     expect(seen).toEqual([['docs__search'], ['word_count'], []]);
-    const used = (['single', 'architect', 'coder'] as const).map((place) => agentProfile(place).usesSource({ source: 'mcp:docs', agents: ['coder'] }));
+    const used = builtinAgents.map((definition) => profileOf(definition).usesSource({ source: 'mcp:docs', agents: ['coder'] }));
     expect(used).toEqual([false, false, true]);
+    // The profiles steps use are these.
+    expect(agentProfile('architect').hasExternal(forArchitect)).toBe(true);
   });
 
   it('let only the Architect finish with finish_plan, and not answer the run', () => {
-    expect((['single', 'architect', 'coder'] as const).map((place) => [agentProfile(place).finishTool, agentProfile(place).answersRun])).toEqual([
+    expect(builtinAgents.map((definition) => [profileOf(definition).finishTool, profileOf(definition).answersRun])).toEqual([
       [undefined, true],
       ['finish_plan', false],
       [undefined, true],
@@ -479,6 +506,28 @@ describe('profileFor', () => {
     const profile = await profileFor('single', refOf(older), store);
     expect({ name: profile.name, system: profile.system, tools: profile.tools.names }).toEqual({ name: 'single', system: 'An older assistant.', tools: ['calculator'] });
     expect(store.gets).toEqual([refOf(older)]);
+  });
+
+  it('keeps at most 100 versions, letting the one read longest ago go first', async () => {
+    vi.resetModules();
+    const fresh = await import('../../functions/core/agents/profiles.js');
+    const store = new MemoryAgentDefinitionStore();
+    const refs: AgentRef[] = [];
+    for (let i = 0; i <= 100; i++) {
+      const definition = agent(`kept-${i}`);
+      await store.put(refOf(definition), definition);
+      refs.push(refOf(definition));
+    }
+    const read = async (i: number) => fresh.profileFor(`kept-${i}`, refs[i], store);
+    const readsOf = (i: number) => store.gets.filter((ref) => ref.name === `kept-${i}`).length;
+    for (let i = 0; i < 100; i++) await read(i);
+    await read(0);
+    expect(readsOf(0)).toBe(1);
+    // The 101st makes room by dropping the first.
+    await read(100);
+    await read(1);
+    await read(0);
+    expect([readsOf(0), readsOf(1), readsOf(100)]).toEqual([2, 1, 1]);
   });
 
   it('refuses a version that is stored nowhere', async () => {

@@ -137,13 +137,15 @@ describe('a run of a team\'s agent', () => {
     ['the run\'s alone', undefined, { maxUsd: 3 }, { maxUsd: 3 }],
     ['each field from whichever names it', { maxUsd: 2 }, { maxTokens: 1000 }, { maxUsd: 2, maxTokens: 1000 }],
     ['the lower of each field', { maxUsd: 2, maxTokens: 5000 }, { maxUsd: 1, maxTokens: 9000 }, { maxUsd: 1, maxTokens: 5000 }],
+    ['the lower of the one field both name, and no other', { maxUsd: 2 }, { maxUsd: 1 }, { maxUsd: 1 }],
+    ['the lower of the tokens both name, and no other', { maxTokens: 10 }, { maxTokens: 20 }, { maxTokens: 10 }],
     ['none when neither names one', undefined, undefined, undefined],
   ])('keeps as budget %s', async (_case, own, requested, expected) => {
     const spender = agent('spender', own ? { budget: own } : {});
     const deps = intake({ agents: AgentCatalog.from({ agents: [spender] }) });
     await createRun(bodyFor(deps, { goal: 'Spend.', agent: 'spender', ...(requested ? { budget: requested } : {}) }), deps, { caller });
     const run = deps.runs.runs.get('run-1');
-    expect([run?.budget, run !== undefined && 'budget' in run]).toEqual([expected, expected !== undefined]);
+    expect([run?.budget, run !== undefined && 'budget' in run]).toStrictEqual([expected, expected !== undefined]);
   });
 
   it('answers with the agent\'s own output schema, or the request\'s for an agent without one', async () => {
@@ -322,10 +324,10 @@ class MemoryCatalogStore implements ToolCatalogStore {
 /** A source of external tools that records the calls it runs; with no tools it cannot be listed. */
 class FakeSource implements ToolSource {
   readonly calls: string[] = [];
-  readonly agents: readonly AgentName[] = ['single', 'coder'];
   constructor(
     readonly id: string,
     readonly names: string[],
+    readonly agents: readonly AgentName[] = ['single', 'coder'],
   ) {}
   async list(): Promise<ExternalTool[]> {
     if (this.names.length === 0) throw new Error('connect ECONNREFUSED 127.0.0.1:9');
@@ -361,7 +363,8 @@ const teamCatalog = AgentCatalog.from({ agents: [researcher, quiet, extractor] }
 async function agentCore() {
   const core = await memoryCore();
   const docs = new FakeSource('mcp:docs', ['docs__search', 'docs__fetch']);
-  const lambda = new FakeSource('lambda', ['word_count', 'shout']);
+  // Its configuration names the researcher, which lists word_count only: a team's agent has the tools its definition lists.
+  const lambda = new FakeSource('lambda', ['word_count', 'shout'], ['single', 'coder', 'researcher']);
   const web = new FakeSource('mcp:web', []);
   const agentStore = new MemoryAgentDefinitionStore();
   const deps = { ...core.deps, agentStore, externalTools: new ExternalTools([docs, lambda, web], new MemoryCatalogStore(), { clock }) };
