@@ -18,7 +18,7 @@ import {
 } from '../../functions/core/conversation/types.js';
 import { assembleConversation, seqKey } from '../../functions/core/conversation/conversation.js';
 import type { LiveAttempt, LiveFrom, LiveTexts } from '../../functions/core/live/types.js';
-import type { AgentName } from '../../functions/core/agents/types.js';
+import type { AgentDefinitionStore, AgentName, AgentRef } from '../../functions/core/agents/types.js';
 import type { ConversationFrom, RunEventSources } from '../../functions/core/stream/types.js';
 import { type ToolResultBlock, type Usage, zeroUsage } from '../../functions/core/model/messages.js';
 import type { Plan } from '../../functions/core/plan/types.js';
@@ -357,6 +357,28 @@ export class MemoryWorkspace implements Workspace {
       .sort(([a], [b]) => (a < b ? -1 : 1))
       .map(([path, bytes]) => ({ path, size: bytes.byteLength }));
     return { entries: entries.slice(0, limit), truncated: entries.length > limit };
+  }
+}
+
+/**
+ * Agent definitions in memory, once per version, kept as JSON text as the DynamoDB adapter keeps
+ * them (the first write of a version stands); every read and write is recorded, so a test can count them.
+ */
+export class MemoryAgentDefinitionStore implements AgentDefinitionStore {
+  readonly definitions = new Map<string, string>();
+  readonly gets: AgentRef[] = [];
+  readonly puts: AgentRef[] = [];
+
+  async get(ref: AgentRef): Promise<unknown> {
+    this.gets.push({ ...ref });
+    const json = this.definitions.get(`${ref.name}@${ref.version}`);
+    return json === undefined ? undefined : (JSON.parse(json) as unknown);
+  }
+
+  async put(ref: AgentRef, definition: unknown): Promise<void> {
+    this.puts.push({ ...ref });
+    const key = `${ref.name}@${ref.version}`;
+    if (!this.definitions.has(key)) this.definitions.set(key, JSON.stringify(definition));
   }
 }
 

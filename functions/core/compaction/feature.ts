@@ -26,7 +26,7 @@ export const compactionFeature: InferenceFeature = {
       await call.count(earlier);
       return;
     }
-    if (needsCompaction(call.conversation, policyOf(call), call.deps.settings.maxTokens)) await compactBy(call, policyOf(call));
+    if (needsCompaction(call.conversation, policyOf(call), call.maxTokens)) await compactBy(call, policyOf(call));
   },
   async aroundModel(call, next) {
     try {

@@ -150,7 +150,7 @@ function toolEntryProblem(entry: string, agents: ReadonlyMap<string, AgentDefini
       ? undefined
       : `names no agent this deployment has (${[...agents.keys()].filter((name) => name !== 'architect' && name !== 'coder').join(', ')})`;
   }
-  if (entry === 'finish_plan') return 'finish_plan is the built-in Architect\'s; an agent answers with text or its output schema';
+  if (entry === 'finish_plan') return 'is the built-in Architect\'s tool; an agent answers with text or its output schema';
   if (toolNames.includes(entry) || external.lambdaTools.includes(entry)) return undefined;
   const mcp = mcpEntry.exec(entry);
   if (mcp?.[1] && external.mcpServers.includes(mcp[1])) return undefined;

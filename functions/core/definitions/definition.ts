@@ -95,6 +95,9 @@ export const builtinWorkflows: readonly WorkflowDefinition[] = [
   { name: 'plan-and-build', description: 'The Architect plans the work as steps; the Coder carries them out in the workspace.', steps: ['architect', 'coder'] },
 ];
 
+/** The built-in agents that work only as the steps of `plan-and-build`: a request, a workflow or an agent's tools cannot name them alone. */
+export const workflowOnlyAgents: readonly string[] = ['architect', 'coder'];
+
 /** Names a team's definitions may not take: the built-ins' and the modes'. */
 export const reservedNames: readonly string[] = [...builtinAgents.map((a) => a.name), ...builtinWorkflows.map((w) => w.name), 'single', 'multi'];
 

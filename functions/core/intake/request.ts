@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { AgentCatalog } from '../definitions/catalog.js';
+import { workflowOnlyAgents } from '../definitions/definition.js';
 import type { Definitions } from '../definitions/types.js';
 import { approvalPolicy } from '../approvals/policy.js';
 import { Budget } from '../budgets/types.js';
@@ -41,7 +42,8 @@ export function runRequestFields({ allowedModels, externalToolNames, agents = bu
       .enum(['single', 'multi'])
       .optional()
       .meta({ description: 'The built-ins: `single` is the agent `assistant`, `multi` the workflow `plan-and-build` (the default when no agent or workflow is named).' }),
-    agent: definedName('agent', agents.agentNames()).optional(),
+    // The Architect and the Coder work only as plan-and-build: the Coder alone has no plan to start from.
+    agent: definedName('agent', agents.agentNames().filter((name) => !workflowOnlyAgents.includes(name))).optional(),
     workflow: definedName('workflow', agents.workflowNames()).optional(),
     sessionId: z
       .string()

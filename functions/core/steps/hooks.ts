@@ -46,6 +46,8 @@ export interface StepRequest {
 export interface ModelCall extends InferenceStep {
   readonly request: Readonly<StepRequest>;
   readonly model: string;
+  /** The most tokens of the answer: the agent's own size, else the deployment's. */
+  readonly maxTokens: number;
   /** The sequence number the answer will have. */
   readonly seq: number;
   /** The conversation the model is sent: a feature may replace it with a shorter one (compaction). */

@@ -61,6 +61,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     ...step,
     request,
     model: input.model || step.profile.model || deps.settings.model,
+    maxTokens: step.profile.maxTokens ?? deps.settings.maxTokens,
     // The answer will be the next message, whatever compaction does (a summary is not a message).
     seq: nextSeq(loaded.conversation.messages),
     conversation: loaded.conversation,
@@ -74,7 +75,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const hook = around[index];
     if (hook) return hook(call, (more) => attempt(index + 1, { ...options, ...more }));
     const { system, tools } = call.request;
-    return deps.model.generate({ model: call.model, maxTokens: step.profile.maxTokens ?? deps.settings.maxTokens, system, tools, messages: modelMessages(call.conversation), ...options });
+    return deps.model.generate({ model: call.model, maxTokens: call.maxTokens, system, tools, messages: modelMessages(call.conversation), ...options });
   };
   const response = await attempt(0, {});
 
