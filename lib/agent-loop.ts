@@ -189,18 +189,9 @@ export class AgentLoop extends Construct {
     awaitDecision.addCatch(gatedTool, { errors: ['States.Timeout', 'ApprovalDecided'], resultPath: sfn.JsonPath.DISCARD });
     // A lost announcement does not stop the wait: the run still lists the call in waitingFor.
     announce.addCatch(awaitDecision, { errors: ['States.ALL'], resultPath: '$.announcement' });
-    // A call of an agent (DESIGN §12): the tool function makes the child run, the child's loop runs
-    // as a nested execution of this state machine (the item waits without polling), then the tool
-    // step answers with the child's outcome. A child whose loop failed is marked failed first.
-    const startChild = new tasks.LambdaInvoke(this, 'StartChild', {
-      lambdaFunction: props.tool,
-      payload: sfn.TaskInput.fromObject({ action: 'start-child', ...call }),
-      payloadResponseOnly: true,
-      retryOnServiceExceptions: false,
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(60)),
-      resultPath: '$.child',
-    });
-    addRetries(startChild);
+    // A call of an agent (DESIGN §12): the inference step made the child run; its loop runs as a
+    // nested execution of this state machine (the item waits without polling), then the tool step
+    // answers with the child's outcome. A child whose loop failed is marked failed first.
     const childResult = toolTask('ChildResult');
     const childFailed = new tasks.LambdaInvoke(this, 'ChildFailed', {
       lambdaFunction: props.tool,
@@ -217,14 +208,14 @@ export class AgentLoop extends Construct {
         Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
         Parameters: {
           'StateMachineArn.$': '$$.StateMachine.Id',
-          'Name.$': '$.child.name',
+          'Name.$': '$.item.child.name',
           Input: {
-            'runId.$': '$.child.run.runId',
-            'agent.$': '$.child.run.agent',
-            'label.$': '$.child.run.label',
-            'conversationId.$': '$.child.run.conversationId',
-            'maxIterations.$': '$.child.run.maxIterations',
-            'model.$': '$.child.run.model',
+            'runId.$': '$.item.child.runId',
+            'agent.$': '$.item.child.agent',
+            'label.$': '$.item.child.label',
+            'conversationId.$': '$.item.child.conversationId',
+            'maxIterations.$': '$.item.child.maxIterations',
+            'model.$': '$.item.child.model',
             'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
           },
         },
@@ -233,12 +224,9 @@ export class AgentLoop extends Construct {
     });
     runChild.addCatch(childFailed.next(childResult), { errors: ['States.ALL'], resultPath: '$.childFailure' });
     runChild.next(childResult);
-    const callsAgent = startChild.next(
-      new sfn.Choice(this, 'ChildStarted').when(sfn.Condition.booleanEquals('$.child.started', true), runChild).otherwise(childResult),
-    );
 
     const gate = new sfn.Choice(this, 'NeedsApproval')
-      .when(sfn.Condition.and(sfn.Condition.isPresent('$.item.callsAgent'), sfn.Condition.booleanEquals('$.item.callsAgent', true)), callsAgent)
+      .when(sfn.Condition.isPresent('$.item.child'), runChild)
       .when(
         sfn.Condition.booleanEquals('$.needsApproval', true),
         requestApproval.next(

@@ -6,7 +6,7 @@ import { mcpSeparator } from '../core/tools/external/types.js';
 import { mcpServerOf } from '../core/tools/external/names.js';
 import { ToolInput, type ToolStepResult } from '../core/steps/types.js';
 import { toolStep } from '../core/steps/tool.js';
-import { type ChildStart, childFailed, startChild } from '../core/children/children.js';
+import { childFailed } from '../core/children/children.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { scopedWorkspaces } from '../wiring/workspaces.js';
 import { externalConfig, wire } from '../wiring/wire.js';
@@ -29,13 +29,12 @@ function toolDimension(name: string | undefined): string {
   return server !== undefined && serverNames.has(server) ? `${server}${mcpSeparator}*` : otherTool;
 }
 
-/** What the agent loop sends: a tool step, or (for a call of an agent) the start of its child run, or its failure. */
-type ToolEvent = { action?: 'start-child' | 'child-failed'; failure?: { Error?: string; Cause?: string } };
+/** What the agent loop sends: a tool step, or the failure of a child run's nested execution (a call of an agent). */
+type ToolEvent = { action?: 'child-failed'; failure?: { Error?: string; Cause?: string } };
 
-export async function handler(event: unknown): Promise<ToolStepResult | ChildStart | Record<string, never>> {
+export async function handler(event: unknown): Promise<ToolStepResult | Record<string, never>> {
   const keys = stepKeys(event);
   const { action, failure } = (typeof event === 'object' && event !== null ? event : {}) as ToolEvent;
-  if (action === 'start-child') return instrumented(keys, () => startChild(parseEvent(ToolInput, event), wiring));
   if (action === 'child-failed') {
     return instrumented(keys, async () => {
       await childFailed(parseEvent(ToolInput, event), failure ?? {}, wiring);

@@ -171,7 +171,7 @@ describe('AgentLoop', () => {
     const missing = Object.fromEntries(
       steps.map(([name, step]) => [name, retryable.filter((error) => !step.Retry?.some((r) => r.ErrorEquals.includes(error)))]),
     );
-    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [], StartChild: [], ChildFailed: [], ChildResult: [] });
+    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [], ChildFailed: [], ChildResult: [] });
   });
 
   it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
@@ -183,17 +183,15 @@ describe('AgentLoop', () => {
     expect(states.NeedsApproval).toEqual({
       Type: 'Choice',
       Choices: [
-        { And: [{ Variable: '$.item.callsAgent', IsPresent: true }, { Variable: '$.item.callsAgent', BooleanEquals: true }], Next: 'StartChild' },
+        { Variable: '$.item.child', IsPresent: true, Next: 'RunChild' },
         { Variable: '$.needsApproval', BooleanEquals: true, Next: 'RequestApproval' },
       ],
       Default: 'GatedTool',
     });
-    // A call of an agent: the child run is made, its loop runs nested (a failure marks it failed), then the tool step answers.
-    expect(states.StartChild).toMatchObject({ Type: 'Task', ResultPath: '$.child', Next: 'ChildStarted' });
-    expect(states.ChildStarted).toMatchObject({ Choices: [{ Variable: '$.child.started', BooleanEquals: true, Next: 'RunChild' }], Default: 'ChildResult' });
+    // A call of an agent: the step made the child run; its loop runs nested (a failure marks it failed), then the tool step answers.
     expect(states.RunChild).toMatchObject({
       Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] },
-      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': '$.child.name', Input: { 'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id' } },
+      Parameters: { 'StateMachineArn.$': '$$.StateMachine.Id', 'Name.$': '$.item.child.name', Input: { 'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id' } },
       Catch: [{ ErrorEquals: ['States.ALL'], ResultPath: '$.childFailure', Next: 'ChildFailed' }],
       Next: 'ChildResult',
     });

@@ -128,7 +128,7 @@ describe('the inference step pipeline', () => {
   });
 
   it('lists the deployment’s features in the order their hooks depend on', () => {
-    expect(inferenceFeatures.map((feature) => feature.name)).toEqual(['external-tools', 'approvals', 'output', 'budgets', 'compaction', 'live', 'result']);
+    expect(inferenceFeatures.map((feature) => feature.name)).toEqual(['external-tools', 'approvals', 'output', 'children', 'budgets', 'compaction', 'live', 'result']);
     expect(toolFeatures.map((feature) => feature.name)).toEqual(['approvals', 'result-size']);
   });
 });

@@ -4,8 +4,9 @@
  * owned by the same caller, as a nested execution of the agent loop, so the parent's tool Map waits
  * without a polling Lambda:
  *
- *   start-child (tool function) ─> the agent loop, nested (startExecution.sync:2)
- *        ─[failed]─> child-failed (tool function) ─> the tool step, whose agent tool reads the child's outcome
+ *   the inference step makes the child run (`feature.ts`) ─> the agent loop, nested
+ *   (startExecution.sync:2) ─[failed]─> child-failed (tool function) ─> the tool step, whose
+ *   agent tool reads the child's outcome
  *
  * The child follows the callee's version the root run recorded; its budget is the parent's
  * remaining one (and the callee's own, the stricter), and its spend is added to the parent's when
@@ -16,16 +17,14 @@ import * as z from 'zod';
 import { definitionFor } from '../agents/read.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
 import type { Budget } from '../budgets/types.js';
-import { loadCall } from '../conversation/conversation.js';
-import type { ConversationStore } from '../conversation/types.js';
 import { agentToolName, placeOf } from '../definitions/definition.js';
 import { NotFound, messageOf } from '../errors/errors.js';
 import type { ErrorName } from '../errors/table.js';
 import { defaultMaxIterations, maxGoalChars } from '../intake/types.js';
 import { labelOf, stricter } from '../intake/create.js';
-import { zeroUsage } from '../model/messages.js';
+import { type ToolUseBlock, zeroUsage } from '../model/messages.js';
 import type { Run, RunStore } from '../runs/types.js';
-import type { ToolInput } from '../steps/types.js';
+import type { ChildStart, ToolInput } from '../steps/types.js';
 import { type ChildRuns, type Tool, type ToolContext, ToolFailure } from '../tools/types.js';
 
 /** How deep agents may call agents: a run at this depth may not start a child. */
@@ -64,16 +63,10 @@ export function agentTool(callee: AgentRef & { description: string }): Tool<type
   };
 }
 
-/** What the state machine runs next for a call of an agent: the nested execution, or nothing (the tool step says why). */
-export type ChildStart =
-  | { started: false }
-  | { started: true; name: string; run: { runId: string; agent: string; label: string; conversationId: string; maxIterations: number; model: string } };
-
 export interface ChildDeps {
   runs: ChildRunStore;
-  conversations: ConversationStore;
-  agentStore?: AgentDefinitionStore;
-  clock?: () => Date;
+  agentStore?: AgentDefinitionStore | undefined;
+  clock?: (() => Date) | undefined;
 }
 
 /** What is left of a budget after `run` spent some; undefined when the run has no budget. */
@@ -81,33 +74,42 @@ function remaining(run: Run): Budget | undefined {
   const budget = run.budget;
   if (!budget) return undefined;
   const tokens = run.usage.inputTokens + run.usage.outputTokens + run.usage.cacheReadInputTokens + run.usage.cacheCreationInputTokens;
-  const left = {
+  return {
     ...(budget.maxUsd !== undefined ? { maxUsd: Math.max(budget.maxUsd - (run.estimatedCostUsd ?? 0), 0.000001) } : {}),
     ...(budget.maxTokens !== undefined ? { maxTokens: Math.max(budget.maxTokens - tokens, 1) } : {}),
   };
-  return left;
+}
+
+/** Why a call of an agent starts no child run, as the model reads it; undefined when it may. */
+function refusal(parent: Run, callee: AgentRef | undefined, input: unknown): string | undefined {
+  if (!callee) return 'This run may not call that agent.';
+  const parsed = AgentCallInput.safeParse(input);
+  if (!parsed.success) return `Invalid input for ${agentToolName(callee.name)}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`;
+  const depth = (parent.depth ?? 0) + 1;
+  if (depth > maxAgentDepth) return `Agents call agents at most ${maxAgentDepth} deep; this call would be ${depth} deep. Do the work yourself.`;
+  if (parent.status !== 'running') return 'This run has ended.';
+  return undefined;
 }
 
 /**
- * Creates the child run of a call of an agent (once, however often it is asked) and says what to
- * start; nothing when the call names no agent the run may call, nests too deep, or its run ended.
+ * Makes the child run of a call of an agent (once, however often it is asked: its id is the
+ * call's) and says what the agent loop starts; or why it starts nothing (a tool error the step
+ * answers the call with).
  */
-export async function startChild(input: ToolInput, deps: ChildDeps): Promise<ChildStart> {
-  const { call } = await loadCall(deps.conversations, input);
-  const parent = await deps.runs.get(input.runId);
-  if (!parent) throw new NotFound(`Run ${input.runId} does not exist.`);
+export async function startChild(parentRunId: string, call: ToolUseBlock, deps: ChildDeps): Promise<{ child: ChildStart } | { refused: string }> {
+  const parent = await deps.runs.get(parentRunId);
+  if (!parent) throw new NotFound(`Run ${parentRunId} does not exist.`);
   const ref = calleesOf(parent).find((callee) => agentToolName(callee.name) === call.name);
-  const depth = (parent.depth ?? 0) + 1;
-  const parsed = AgentCallInput.safeParse(call.input);
-  if (!ref || !parsed.success || depth > maxAgentDepth || parent.status !== 'running') return { started: false };
+  const refused = refusal(parent, ref, call.input);
+  if (refused || !ref) return { refused: refused ?? 'This run may not call that agent.' };
+  const { goal, context } = AgentCallInput.parse(call.input);
 
   const definition = await definitionFor(ref, deps.agentStore);
   const place = placeOf(ref.name);
   const runId = childRunIdOf(parent.runId, call.id);
   const now = (deps.clock?.() ?? new Date()).toISOString();
-  const { goal, context } = parsed.data;
   const budget = stricter(remaining(parent), definition.budget);
-  const child: Run = {
+  await deps.runs.create({
     runId,
     mode: 'single',
     goal: context ? `${goal}\n\nContext:\n${context}` : goal,
@@ -116,7 +118,7 @@ export async function startChild(input: ToolInput, deps: ChildDeps): Promise<Chi
     // The child calls agents at the versions the root run recorded.
     agents: [{ place, ...ref }, ...(parent.agents ?? []).filter((agent) => agent.callee)],
     parentRunId: parent.runId,
-    depth,
+    depth: (parent.depth ?? 0) + 1,
     // The deployment's gates the parent carries apply to the child too.
     ...(parent.approvals ? { approvals: { tools: parent.approvals.tools } } : {}),
     ...(budget ? { budget } : {}),
@@ -128,14 +130,11 @@ export async function startChild(input: ToolInput, deps: ChildDeps): Promise<Chi
     usage: zeroUsage,
     createdAt: now,
     updatedAt: now,
-  };
-  await deps.runs.create(child);
+  });
   await deps.runs.addChild(parent.runId, call.id, { runId, agent: place });
   const label = labelOf(place);
   return {
-    started: true,
-    name: `${runId}-${label}`,
-    run: { runId, agent: place, label, conversationId: `run/${runId}/${place}`, maxIterations: definition.maxIterations ?? defaultMaxIterations, model: '' },
+    child: { name: `${runId}-${label}`, runId, agent: place, label, conversationId: `run/${runId}/${place}`, maxIterations: definition.maxIterations ?? defaultMaxIterations, model: '' },
   };
 }
 

@@ -2,11 +2,12 @@
  * The features of the two steps, in the order their hooks run at each point (docs/ARCHITECTURE.md,
  * "The step pipeline"). The order is part of the behaviour: the run's tools are
  * listed before the policy naming them is checked, the budget is checked before compaction makes a
- * summary call, compaction retries around live text (each retried call writes its own attempt), and
+ * summary call, a call of an agent that may start no child run is answered before the turn is counted, compaction retries around live text (each retried call writes its own attempt), and
  * a reviewer's note is added to a result before its size is capped.
  */
 import { approvalsFeature, approvalsToolFeature } from '../approvals/feature.js';
 import { budgetsFeature } from '../budgets/feature.js';
+import { childrenFeature } from '../children/feature.js';
 import { compactionFeature } from '../compaction/feature.js';
 import { liveFeature } from '../live/feature.js';
 import { outputFeature } from '../output/feature.js';
@@ -20,6 +21,7 @@ export const inferenceFeatures: readonly InferenceFeature[] = [
   externalToolsFeature,
   approvalsFeature,
   outputFeature,
+  childrenFeature,
   budgetsFeature,
   compactionFeature,
   liveFeature,

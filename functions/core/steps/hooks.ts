@@ -22,7 +22,7 @@ import type { PlanStore, ToolLimits, Tools } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
 import type { ContentBlock, StopReason, ToolResultBlock, ToolUseBlock } from '../model/messages.js';
 import type { ExternalToolsPort, ToolCatalog } from '../tools/external/types.js';
-import type { InferenceInput, InferenceResult, ToolInput } from './types.js';
+import type { ChildStart, InferenceInput, InferenceResult, ToolInput } from './types.js';
 
 /** What every hook of an inference step sees: its input, its dependencies, and what it read first. */
 export interface InferenceStep {
@@ -80,6 +80,8 @@ export interface Answer extends InferenceStep {
   answered: { index: number; result: ToolResultBlock; ran: boolean }[];
   /** The names of the tools whose calls wait for a reviewer. */
   gated: ReadonlySet<string>;
+  /** The child runs made for the calls of agents, by call id: the loop runs each as a nested execution. */
+  children: Map<string, ChildStart>;
 }
 
 /** A model call of the step, counted on the run record. */

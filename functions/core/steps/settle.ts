@@ -28,6 +28,7 @@ export async function settle(step: InferenceStep, features: readonly InferenceFe
     finished: (reason === 'end_turn' || reason === 'stop_sequence') && step.profile.answersRun,
     calls: reason === 'tool_use' ? toolUses(message) : [],
     answered: [],
+    children: new Map(),
     gated: new Set(),
   };
   for (const feature of features) await feature.afterModel?.(answer);
@@ -36,13 +37,15 @@ export async function settle(step: InferenceStep, features: readonly InferenceFe
     await step.deps.conversations.putResult(step.conversationId, message.seq, index, result, ran ? {} : { ran: false });
   }
   for (const feature of features) await feature.settle?.(answer);
-  const agents = step.profile.agentTools;
-  const toolCalls = answer.calls.map(({ id, name }) => ({ id, name, needsApproval: answer.gated.has(name), ...(agents.has(name) ? { callsAgent: true as const } : {}) }));
+  const toolCalls = answer.calls.map(({ id, name }) => {
+    const child = answer.children.get(id);
+    return { id, name, needsApproval: answer.gated.has(name), ...(child ? { child } : {}) };
+  });
   return {
     stopReason: answer.stopReason,
     toolCalls,
     gated: toolCalls.some((call) => call.needsApproval),
-    ...(toolCalls.some((call) => call.callsAgent) ? { callsAgents: true as const } : {}),
+    ...(toolCalls.some((call) => call.child) ? { callsAgents: true as const } : {}),
     iteration: input.iteration,
     next: input.iteration + 1,
     seq: message.seq,

@@ -31,9 +31,23 @@ export const ToolCallRef = z.object({
   name: z.string(),
   /** Whether the call waits for a reviewer's decision before it runs. */
   needsApproval: z.boolean(),
-  /** The call runs an agent: a child run, a nested execution, before its tool step. */
-  callsAgent: z.literal(true).optional(),
+  /** The call runs an agent: the child run the step made, which the loop runs as a nested execution before its tool step. */
+  child: z
+    .object({
+      /** The nested execution's name. */
+      name: z.string(),
+      runId: z.string(),
+      agent: z.string(),
+      label: z.string(),
+      conversationId: z.string(),
+      maxIterations: z.number().int().positive(),
+      model: z.string(),
+    })
+    .optional(),
 });
+
+/** What the agent loop starts for a call of an agent. */
+export type ChildStart = NonNullable<z.infer<typeof ToolCallRef>['child']>;
 
 /** What the state machine carries between states: ids and a few numbers (invariant 1, docs/ARCHITECTURE.md). */
 export const InferenceResult = z.object({
