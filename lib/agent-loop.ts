@@ -192,38 +192,43 @@ export class AgentLoop extends Construct {
     // A call of an agent (DESIGN §12): the inference step made the child run; its loop runs as a
     // nested execution of this state machine (the item waits without polling), then the tool step
     // answers with the child's outcome. A child whose loop failed is marked failed first.
-    const childResult = toolTask('ChildResult');
-    const childFailed = new tasks.LambdaInvoke(this, 'ChildFailed', {
-      lambdaFunction: props.tool,
-      payload: sfn.TaskInput.fromObject({ action: 'child-failed', ...call, 'failure.$': '$.childFailure' }),
-      payloadResponseOnly: true,
-      retryOnServiceExceptions: false,
-      taskTimeout: sfn.Timeout.duration(Duration.seconds(60)),
-      resultPath: sfn.JsonPath.DISCARD,
-    });
-    addRetries(childFailed);
-    const runChild = new sfn.CustomState(this, 'RunChild', {
-      stateJson: {
-        Type: 'Task',
-        Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
-        Parameters: {
-          'StateMachineArn.$': '$$.StateMachine.Id',
-          'Name.$': '$.item.child.name',
-          Input: {
-            'runId.$': '$.item.child.runId',
-            'agent.$': '$.item.child.agent',
-            'label.$': '$.item.child.label',
-            'conversationId.$': '$.item.child.conversationId',
-            'maxIterations.$': '$.item.child.maxIterations',
-            'model.$': '$.item.child.model',
-            'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
+    // `child` is where the call's child is read, `ids` the tool step's payload, `suffix` names the states.
+    const childChain = (suffix: string, child: string, ids: Record<string, unknown>, inMap: boolean) => {
+      const result = toolTask(`ChildResult${suffix}`, ids, inMap);
+      const failed = new tasks.LambdaInvoke(this, `ChildFailed${suffix}`, {
+        lambdaFunction: props.tool,
+        payload: sfn.TaskInput.fromObject({ action: 'child-failed', ...ids, 'failure.$': '$.childFailure' }),
+        payloadResponseOnly: true,
+        retryOnServiceExceptions: false,
+        taskTimeout: sfn.Timeout.duration(Duration.seconds(60)),
+        resultPath: sfn.JsonPath.DISCARD,
+      });
+      addRetries(failed);
+      const run = new sfn.CustomState(this, `RunChild${suffix}`, {
+        stateJson: {
+          Type: 'Task',
+          Resource: `arn:${Stack.of(this).partition}:states:::states:startExecution.sync:2`,
+          Parameters: {
+            'StateMachineArn.$': '$$.StateMachine.Id',
+            'Name.$': `${child}.name`,
+            Input: {
+              'runId.$': `${child}.runId`,
+              'agent.$': `${child}.agent`,
+              'label.$': `${child}.label`,
+              'conversationId.$': `${child}.conversationId`,
+              'maxIterations.$': `${child}.maxIterations`,
+              'model.$': `${child}.model`,
+              'AWS_STEP_FUNCTIONS_STARTED_BY_EXECUTION_ID.$': '$$.Execution.Id',
+            },
           },
+          ResultPath: null,
         },
-        ResultPath: null,
-      },
-    });
-    runChild.addCatch(childFailed.next(childResult), { errors: ['States.ALL'], resultPath: '$.childFailure' });
-    runChild.next(childResult);
+      });
+      run.addCatch(failed.next(result), { errors: ['States.ALL'], resultPath: '$.childFailure' });
+      run.next(result);
+      return { start: run, end: result };
+    };
+    const runChild = childChain('', '$.item.child', { ...call, 'needsApproval.$': '$.needsApproval' }, true).start;
 
     const gate = new sfn.Choice(this, 'NeedsApproval')
       .when(sfn.Condition.isPresent('$.item.child'), runChild)
@@ -271,6 +276,9 @@ export class AgentLoop extends Construct {
     // The most common turn, one call that waits for nobody, needs no Map at all.
     const onlyTool = toolTask('OnlyTool', { ...callOfStep('$.step.toolCalls[0]'), needsApproval: false }, false);
     onlyTool.next(inference);
+    // So is a turn's one call of an agent: its nested execution, then its tool step.
+    const onlyChild = childChain('Only', '$.step.toolCalls[0].child', { ...callOfStep('$.step.toolCalls[0]'), needsApproval: false }, false);
+    onlyChild.end.next(inference);
 
     // Continue-as-new: the loop goes on in a child execution of this same state machine, named
     // after the run, agent and iteration (a retried start cannot start it twice), and this
@@ -330,12 +338,14 @@ export class AgentLoop extends Construct {
           sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'),
           sfn.Condition.or(
             sfn.Condition.booleanEquals('$.step.gated', true),
-            sfn.Condition.and(sfn.Condition.isPresent('$.step.callsAgents'), sfn.Condition.booleanEquals('$.step.callsAgents', true)),
+            // Several calls, one of them of an agent: each call's item finds its way in the gate's Map.
+            sfn.Condition.and(sfn.Condition.isPresent('$.step.callsAgents'), sfn.Condition.isPresent('$.step.toolCalls[1]')),
           ),
         ),
         gatedTools,
       )
       .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[1]')), tools)
+      .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[0].child')), onlyChild.start)
       .when(sfn.Condition.and(sfn.Condition.stringEquals('$.step.stopReason', 'tool_use'), sfn.Condition.isPresent('$.step.toolCalls[0]')), onlyTool)
       .when(
         sfn.Condition.or(
@@ -354,7 +364,7 @@ export class AgentLoop extends Construct {
       .otherwise(inference);
 
     const describe = stepFailure(this, exhaustibleErrors);
-    for (const task of [inference, tools, gatedTools, onlyTool]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
+    for (const task of [inference, tools, gatedTools, onlyTool, onlyChild.end]) task.addCatch(describe, { errors: ['States.ALL'], resultPath: '$.failure' });
 
     const logGroup = new logs.LogGroup(this, 'Logs', { retention: logs.RetentionDays.ONE_MONTH });
     this.stateMachine = new sfn.StateMachine(this, 'StateMachine', {

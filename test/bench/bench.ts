@@ -68,6 +68,14 @@ interface RunFigures {
   stats: RequestCounts;
 }
 
+/** A team's agent for the bench: the built-in assistant's tools, its own instructions. */
+const benchAgent = {
+  name: 'bench-agent',
+  description: 'Reads and writes files for the bench.',
+  instructions: 'You are the bench agent. Read the file you are asked to read, and answer when done.',
+  tools: ['calculator', 'read_file', 'write_file', 'list_files', 'edit_file'],
+};
+
 const growthLengths = [10, 100, 1000];
 const growthIterations = 6;
 
@@ -83,7 +91,7 @@ async function measure(iterations: number) {
   });
   const stack = await startLocalStack({
     port: 0,
-    env: { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: scriptFile, STEPWISE_MODEL: 'claude-bench' },
+    env: { STEPWISE_PROVIDER: 'scripted', STEPWISE_SCRIPT: scriptFile, STEPWISE_MODEL: 'claude-bench', STEPWISE_AGENTS: JSON.stringify([benchAgent]) },
     wrapHandler: profile.wrapHandler,
     aroundApi: profile.aroundApi,
   });
@@ -123,9 +131,13 @@ async function measure(iterations: number) {
       }
       growth.push({ history, ...(await runOnce({ goal: 'bench', mode: 'single', sessionId, maxIterations: growthIterations })) });
     }
+    // A team's agent with the assistant's tools: what following a stored definition costs per step.
+    await runOnce({ goal: 'bench', agent: benchAgent.name, maxIterations: 200 });
+    const custom = await runOnce({ goal: 'bench', agent: benchAgent.name, maxIterations: 200 });
+    const again = await runOnce({ goal: 'bench', mode: 'single', maxIterations: 200 });
     profile.attach(ScriptedModel.prototype);
     const measured = await runOnce({ goal: 'bench', mode: 'single', maxIterations: 200 });
-    return { main, measured: { ...measured, phases: phasesOf(profile), requests: requestKinds(profile) }, growth };
+    return { main, measured: { ...measured, phases: phasesOf(profile), requests: requestKinds(profile) }, growth, custom, again };
   } finally {
     await stack.close();
     profile.close();
@@ -198,7 +210,7 @@ const loopOnly = args.includes('--loop');
 const iterations = Number(args.find((arg) => !arg.startsWith('--')) ?? 200);
 console.log(`Stepwise bench (${new Date().toISOString()}, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores)\n`);
 
-const { main: loop, measured, growth } = await measure(iterations);
+const { main: loop, measured, growth, custom, again } = await measure(iterations);
 const perIteration = (n: number, figures: RunFigures = loop) => (n / Math.max(1, figures.iterations)).toFixed(2);
 console.log(`## Agent loop, ${loop.iterations} iterations (run ${loop.status}; after a warm-up run of the same script)\n`);
 console.log(row(['measure', 'median', 'p95', 'per iteration']));
@@ -258,6 +270,18 @@ const total = cost.transitions + cost.lambda + cost.dynamo + cost.s3;
 console.log(row(['before (seven-state loop)', '7.08', '$0.1769', '—', '—', '—', '$0.1807']));
 const dollars = (usd: number) => `$${usd.toFixed(4)}`;
 console.log(row(['measured', perIteration(loop.transitions), dollars(cost.transitions), dollars(cost.lambda), dollars(cost.dynamo), dollars(cost.s3), dollars(total)]));
+
+console.log(`\n## A team's agent against the built-in assistant (${custom.iterations} iterations each; the assistant measured before and after)\n`);
+console.log(row(['run', 'median ms between inference steps', 'p95', 'transitions / iteration', 'DynamoDB GetItem / iteration', 'DynamoDB requests / iteration']));
+console.log(row(['---', '---', '---', '---', '---', '---']));
+const dynamoAll = (figures: RunFigures) => Object.values(figures.stats.dynamo).reduce((a, b) => a + b, 0);
+for (const [name, figures] of [['assistant (mode single)', loop], [`${benchAgent.name} (agent)`, custom], ['assistant, again', again]] as const) {
+  console.log(row([name, median(figures.gaps).toFixed(1), p95(figures.gaps).toFixed(1), perIteration(figures.transitions, figures), perIteration(figures.stats.dynamo.GetItem ?? 0, figures), perIteration(dynamoAll(figures), figures)]));
+}
+const assistantMedian = (median(loop.gaps) + median(again.gaps)) / 2;
+console.log(`\nA team's agent per iteration: ${(((median(custom.gaps) - assistantMedian) / assistantMedian) * 100).toFixed(1)}% against the assistant's mean of its two medians (target: within ±10%).`);
+// In a process of its own: the handlers' modules keep the first stack's endpoints for good.
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./agents.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
 
 if (loopOnly) process.exit(0);
 

@@ -94,13 +94,15 @@ describe('AgentLoop', () => {
           {
             Or: [
               { Variable: '$.step.gated', BooleanEquals: true },
-              { And: [{ Variable: '$.step.callsAgents', IsPresent: true }, { Variable: '$.step.callsAgents', BooleanEquals: true }] },
+              { And: [{ Variable: '$.step.callsAgents', IsPresent: true }, { Variable: '$.step.toolCalls[1]', IsPresent: true }] },
             ],
           },
         ],
         Next: 'GatedTools',
       },
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[1]', IsPresent: true }], Next: 'Tools' },
+      // A turn's one call of an agent: its nested execution and its tool step, one state more than a tool call.
+      { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[0].child', IsPresent: true }], Next: 'RunChildOnly' },
       { And: [{ Variable: '$.step.stopReason', StringEquals: 'tool_use' }, { Variable: '$.step.toolCalls[0]', IsPresent: true }], Next: 'OnlyTool' },
       { Or: [{ Variable: '$.step.stopReason', StringEquals: 'end_turn' }, { Variable: '$.step.stopReason', StringEquals: 'stop_sequence' }], Next: 'Done' },
       { Variable: '$.step.stopReason', StringEquals: 'refusal', Next: 'Refused' },
@@ -171,7 +173,7 @@ describe('AgentLoop', () => {
     const missing = Object.fromEntries(
       steps.map(([name, step]) => [name, retryable.filter((error) => !step.Retry?.some((r) => r.ErrorEquals.includes(error)))]),
     );
-    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [], ChildFailed: [], ChildResult: [] });
+    expect(missing).toEqual({ Inference: [], RequestApproval: [], AwaitDecision: [], GatedTool: [], Tool: [], OnlyTool: [], ChildFailed: [], ChildResult: [], ChildFailedOnly: [], ChildResultOnly: [] });
   });
 
   it('gates a tool call on a reviewer: .waitForTaskToken bounded by the approval timeout, never retried on timeout', () => {
