@@ -53,6 +53,23 @@ describe('markEndedRun', () => {
     expect([...sessions.holders]).toEqual([]);
   });
 
+  it('fails its child runs and theirs that are still running, and leaves an ended child as it is', async () => {
+    const { runs, deps } = await runningRun();
+    const base = (runId: string) => ({ ...structuredClone(runs.runs.get('run-1')!), runId, sessionId: undefined, parentRunId: 'run-1' });
+    await runs.create({ ...base('child-1'), children: { toolu_g: { runId: 'grandchild', agent: 'helper' } } });
+    await runs.create(base('grandchild'));
+    await runs.create({ ...base('child-2'), status: 'succeeded', phase: 'complete' });
+    await runs.addChild('run-1', 'toolu_1', { runId: 'child-1', agent: 'helper' });
+    await runs.addChild('run-1', 'toolu_2', { runId: 'child-2', agent: 'helper' });
+
+    await markEndedRun(statusChange('run-1', 'TIMED_OUT'), deps);
+
+    for (const id of ['child-1', 'grandchild']) {
+      expect(await runs.get(id)).toMatchObject({ status: 'failed', error: { code: 'ExecutionTimedOut', message: expect.stringMatching(/^Its parent run (run-1|child-1) ended: The run did not finish/), agent: 'helper' } });
+    }
+    expect(await runs.get('child-2')).toMatchObject({ status: 'succeeded' });
+  });
+
   it('changes nothing when the same event is delivered again, and leaves a session another run took over', async () => {
     const { runs, sessions, intake, deps } = await runningRun();
     const event = statusChange('run-1', 'ABORTED');
