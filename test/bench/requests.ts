@@ -25,6 +25,8 @@ export const why: Record<string, string> = {
     'loadTurn: the assistant message holding the call and any results already stored, in one request; a stored result is returned without running the tool again (invariant 3)',
   'tool PutItem conv# m#<n>#r#<n>':
     "the call's tool_result, its own item written only if absent; a retry that lost the race returns the stored one (invariant 3)",
+  'tool GetItem run# run':
+    "a run's first tool step in a container: the run record, for the definitions its agents follow (kept per run, since they never change), so the step runs only the agent's own tools",
   'tool GetObject workspaces/': "the read_file call the model made: the file from the run's workspace (the bench's script reads one each turn)",
   'tool PutObject workspaces/': "the write_file call the model made (the script's first turn)",
   // The API function (functions/core/intake/create.ts, functions/api/app.ts).
