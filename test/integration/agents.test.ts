@@ -103,7 +103,7 @@ describe('a team’s own agents', () => {
   it('refuses an unknown agent with the names it has, and keeps mode "single" as the assistant', async () => {
     const refused = await local.post('/runs', { goal: 'x', agent: 'nobody' });
     expect(refused.status).toBe(400);
-    expect(JSON.stringify(refused.body)).toContain('unknown agent \\"nobody\\"; this deployment has assistant, architect, coder, triage, release-notes-writer, researcher-a, researcher-b, editor');
+    expect(JSON.stringify(refused.body)).toContain('unknown agent \\"nobody\\"; this deployment has assistant, triage, release-notes-writer, researcher-a, researcher-b, editor');
 
     const tag = local.book.add('single', { turn: say('Hello.') });
     const run = await local.run(`${tag} Say hello.`);
@@ -144,5 +144,20 @@ describe('a team’s own agents', () => {
     expect(last.first).toContain('The answer of researcher-b:\\nanswer of B');
     const transcript = (await local.get(`/runs/${run.runId}/messages`)).body.items as { agent: string }[];
     expect(transcript.map((m) => m.agent)).toEqual(['researcher-a', 'researcher-a', 'researcher-b', 'researcher-b', 'editor', 'editor']);
+  });
+
+  it('runs an agent a Stepwise Run Requested event names, and dead-letters an event naming none the deployment has', async () => {
+    const tag = local.book.add('event-agent', { turn: say('bug') });
+    const runId = `evt-agent-${Date.now()}`;
+    const put = (detail: unknown) => local.post('/_local/events', { Source: 'com.example.ci', DetailType: 'Stepwise Run Requested', Detail: JSON.stringify(detail) });
+    expect((await put({ goal: `${tag} The login page is blank.`, agent: 'triage', runId })).status).toBe(200);
+    expect(await local.waitFor(runId)).toMatchObject({ status: 'succeeded', agent: refOf(triage), result: { response: 'bug' } });
+    expect(JSON.stringify((local.book.requests.get('event-agent') ?? [])[0]?.system)).toContain(triage.instructions);
+
+    const missing = `evt-nobody-${Date.now()}`;
+    await put({ goal: 'x', agent: 'nobody', runId: missing });
+    expect((await local.get(`/runs/${missing}`)).status).toBe(404);
+    const letters = (await local.get('/_local/dead-letters')).body.items as unknown[];
+    expect(JSON.stringify(letters)).toContain('unknown agent \\"nobody\\"');
   });
 });
