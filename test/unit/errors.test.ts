@@ -36,6 +36,8 @@ function family(): errors.StepwiseError[] {
 describe('the error family', () => {
   it('gives every error the name the state machine and the API select on, its status, and says which are worth a retry', () => {
     expect(family().map((error) => ({ name: error.name, code: error.code, status: error.status, transient: error.transient }))).toEqual([
+      { name: 'AgentConfigInvalid', code: 'AgentConfigInvalid', status: 500, transient: false },
+      { name: 'AgentDefinitionMissing', code: 'AgentDefinitionMissing', status: 500, transient: false },
       { name: 'ApprovalAlreadyDecided', code: 'ApprovalAlreadyDecided', status: 409, transient: false },
       { name: 'ApprovalDecided', code: 'ApprovalDecided', status: 500, transient: false },
       { name: 'ApprovalNotFound', code: 'ApprovalNotFound', status: 404, transient: false },
