@@ -3,12 +3,12 @@
  * a watcher resumes from.
  */
 import type { AgentName } from '../agents/types.js';
-import { InvalidCursor, type Run } from '../runs/types.js';
+import { InvalidCursor, type Run, placesOf } from '../runs/types.js';
 import type { Group, Position } from './types.js';
 
-/** The agents of a run, in the order they work. */
-export function agentsOf(mode: Run['mode']): AgentName[] {
-  return mode === 'single' ? ['single'] : ['architect', 'coder'];
+/** The agents of a run by their places, in the order they work (a defined agent's is its name). */
+export function agentsOf(run: Pick<Run, 'mode' | 'agents'>): AgentName[] {
+  return placesOf(run);
 }
 
 function rank(group: Group): [number, number] {

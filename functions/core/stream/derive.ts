@@ -30,7 +30,7 @@ import type { AgentView, Derivation, StreamMessage, StreamState, Wait } from './
 /** The stream's events from what has been read (see the module comment). */
 export function deriveRunEvents(state: StreamState): Derivation {
   const { run } = state;
-  const agents = agentsOf(run.mode);
+  const agents = agentsOf(run);
   const sequence = new Sequence(agents);
   const terminal = run.status !== 'running';
   const threadId = run.sessionId ?? run.runId;

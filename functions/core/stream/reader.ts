@@ -54,7 +54,7 @@ export class RunEventReader {
     run: Run,
     after?: string,
   ) {
-    this.agents = agentsOf(run.mode);
+    this.agents = agentsOf(run);
     this.last = after === undefined ? undefined : parseCursor(after, this.agents);
     this.lastCursor = after;
     this.start = startOf(this.last, this.agents.length);
