@@ -110,6 +110,22 @@ describe('POST /runs with an agent or a workflow', () => {
     expect(run.body).toMatchObject({ agent: { name: 'assistant', version: assistant && versionOf(assistant) }, agents: [{ place: 'single', name: 'assistant' }] });
   });
 
+  it("streams a defined agent's run under the agent's name, from the agent's own conversation", async () => {
+    const api = memoryApi({ agents: catalog });
+    await api.request('POST', '/runs', { goal, agent: 'bookkeeper' });
+    const meta = { runId: 'run-1', iteration: 0 };
+    await api.conversations.append('run/run-1/bookkeeper', { seq: 0, role: 'user', content: [{ type: 'text', text: goal }], meta });
+    await api.conversations.append('run/run-1/bookkeeper', { seq: 1, role: 'assistant', content: [{ type: 'text', text: 'The total is 12.' }], meta: { ...meta, stopReason: 'end_turn' } });
+    await api.runs.finish('run-1', { status: 'succeeded', phase: 'complete', result: { response: 'The total is 12.', actionsTaken: [] } });
+    const page = await api.request('GET', '/runs/run-1/events/page');
+    const events = (page.body.items as { event: { type: string; stepName?: string; delta?: string } }[]).map((item) => item.event);
+    expect(events.filter((e) => e.type === 'STEP_STARTED' || e.type === 'STEP_FINISHED')).toEqual([
+      { type: 'STEP_STARTED', stepName: 'bookkeeper' },
+      { type: 'STEP_FINISHED', stepName: 'bookkeeper' },
+    ]);
+    expect(events.filter((e) => e.type === 'TEXT_MESSAGE_CONTENT').map((e) => e.delta)).toEqual(['The total is 12.']);
+  });
+
   it.each([
     ['an agent the deployment does not have', { agent: 'nobody' }, 'agent', 'unknown agent "nobody"; this deployment has assistant, architect, coder, bookkeeper'],
     ['a workflow the deployment does not have', { workflow: 'nothing' }, 'workflow', 'unknown workflow "nothing"; this deployment has plan-and-build, audit'],
