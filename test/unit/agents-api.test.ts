@@ -110,7 +110,7 @@ describe('POST /runs with an agent or a workflow', () => {
     expect(run.body).toMatchObject({ agent: { name: 'assistant', version: assistant && versionOf(assistant) }, agents: [{ place: 'single', name: 'assistant' }] });
   });
 
-  it("streams a defined agent's run under the agent's name, from the agent's own conversation", async () => {
+  it("streams a defined agent's run under the agent's name, from the agent's own conversation, naming the agent and version first", async () => {
     const api = memoryApi({ agents: catalog });
     await api.request('POST', '/runs', { goal, agent: 'bookkeeper' });
     const meta = { runId: 'run-1', iteration: 0 };
@@ -118,7 +118,9 @@ describe('POST /runs with an agent or a workflow', () => {
     await api.conversations.append('run/run-1/bookkeeper', { seq: 1, role: 'assistant', content: [{ type: 'text', text: 'The total is 12.' }], meta: { ...meta, stopReason: 'end_turn' } });
     await api.runs.finish('run-1', { status: 'succeeded', phase: 'complete', result: { response: 'The total is 12.', actionsTaken: [] } });
     const page = await api.request('GET', '/runs/run-1/events/page');
-    const events = (page.body.items as { event: { type: string; stepName?: string; delta?: string } }[]).map((item) => item.event);
+    const events = (page.body.items as { event: { type: string; name?: string; value?: Record<string, unknown>; stepName?: string; delta?: string } }[]).map((item) => item.event);
+    // The stream's header names the agent and its version, as the run record does.
+    expect(events.find((e) => e.name === 'stepwise.run')?.value).toMatchObject({ mode: 'single', agent: { name: 'bookkeeper', version: versionOf(bookkeeper) } });
     expect(events.filter((e) => e.type === 'STEP_STARTED' || e.type === 'STEP_FINISHED')).toEqual([
       { type: 'STEP_STARTED', stepName: 'bookkeeper' },
       { type: 'STEP_FINISHED', stepName: 'bookkeeper' },
