@@ -154,10 +154,11 @@ describe('the stepwise CLI', () => {
     const planAndBuild = builtinWorkflows[0];
     expect(stdout).toMatch(new RegExp(` · workflow plan-and-build@${planAndBuild && versionOf(planAndBuild)} · succeeded · phase complete\n`));
 
+    // The names a request may run (whether plan-and-build's Architect and Coder are among them is intake's rule).
     expect(await cli('run', '--agent', 'nobody', 'Hello.')).toEqual({
       code: 1,
       stdout: '',
-      stderr: 'error: ValidationFailed: The body is invalid. (agent: unknown agent "nobody"; this deployment has assistant, architect, coder, greeter)\n',
+      stderr: expect.stringMatching(/^error: ValidationFailed: The body is invalid\. \(agent: unknown agent "nobody"; this deployment has assistant(, architect, coder)?, greeter\)\n$/),
     });
     const both = await cli('run', '--agent', 'greeter', '--mode', 'single', 'Hello.');
     expect([both.code, both.stderr]).toEqual([1, expect.stringContaining("option '--agent <name>' cannot be used with option '--mode <mode>'")]);

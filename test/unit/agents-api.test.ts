@@ -26,6 +26,13 @@ const catalog = AgentCatalog.from({ agents: [bookkeeper], workflows: [audit] });
 const [assistant, architect, coder] = builtinAgents;
 const [planAndBuild] = builtinWorkflows;
 
+/**
+ * The refusal of an agent name, listing the names a request may run. Whether the built-in Architect
+ * and Coder (plan-and-build's steps) are among them is intake's rule, not the API's: either is taken.
+ */
+const unknownAgent = (name: string, ...defined: string[]) =>
+  expect.stringMatching(new RegExp(`^unknown agent "${name}"; this deployment has assistant(, architect, coder)?${defined.map((d) => `, ${d}`).join('')}$`));
+
 describe('GET /agents', () => {
   it("lists the deployment's agents, the built-ins first, then its workflows, each with its version", async () => {
     const res = await memoryApi({ agents: catalog }).request('GET', '/agents');
@@ -129,7 +136,7 @@ describe('POST /runs with an agent or a workflow', () => {
   });
 
   it.each([
-    ['an agent the deployment does not have', { agent: 'nobody' }, 'agent', 'unknown agent "nobody"; this deployment has assistant, architect, coder, bookkeeper'],
+    ['an agent the deployment does not have', { agent: 'nobody' }, 'agent', unknownAgent('nobody', 'bookkeeper')],
     ['a workflow the deployment does not have', { workflow: 'nothing' }, 'workflow', 'unknown workflow "nothing"; this deployment has plan-and-build, audit'],
     ['an agent named as a workflow', { workflow: 'bookkeeper' }, 'workflow', 'unknown workflow "bookkeeper"; this deployment has plan-and-build, audit'],
     ['a mode and an agent', { mode: 'single', agent: 'bookkeeper' }, 'agent', 'name one of mode, agent or workflow'],
@@ -147,7 +154,7 @@ describe('POST /runs with an agent or a workflow', () => {
   it("refuses the agents of another deployment's catalog", async () => {
     const api = memoryApi();
     const res = await api.request('POST', '/runs', { goal, agent: 'bookkeeper' });
-    expect(res.body.error?.issues).toEqual([{ path: 'agent', message: 'unknown agent "bookkeeper"; this deployment has assistant, architect, coder' }]);
+    expect(res.body.error?.issues).toEqual([{ path: 'agent', message: unknownAgent('bookkeeper') }]);
     expect(api.writes()).toBe(0);
   });
 });
@@ -175,7 +182,7 @@ describe('POST /agui with an agent', () => {
   });
 
   it.each([
-    ['an unknown agent', { agent: 'nobody' }, 'forwardedProps.stepwise.agent', 'unknown agent "nobody"; this deployment has assistant, architect, coder, bookkeeper'],
+    ['an unknown agent', { agent: 'nobody' }, 'forwardedProps.stepwise.agent', unknownAgent('nobody', 'bookkeeper')],
     ['a workflow', { workflow: 'audit' }, 'forwardedProps.stepwise.workflow', "a thread continues one agent's conversation: name an agent, not a workflow"],
   ])('refuses %s with a 400 naming the field, and starts nothing', async (_name, stepwise, path, message) => {
     const api = memoryApi({ agents: catalog });
