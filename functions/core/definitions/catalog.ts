@@ -4,7 +4,7 @@
  * cycle, an invalid output schema or a name the built-ins hold stop it with one line naming the
  * definition and the field (docs/agents.md).
  */
-import * as z from 'zod';
+import type * as z from 'zod';
 import { approvableTool, policyTools } from '../approvals/policy.js';
 import { toolNames } from '../tools/builtin/builtin.js';
 import { mcpSeparator, type ExternalToolNames } from '../tools/external/types.js';
