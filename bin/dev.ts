@@ -89,5 +89,7 @@ function adviceFor(error: unknown): string | undefined {
     return `Port ${error.port} is in use: stop the other process, or set PORT to another port.`;
   }
   if (error instanceof DataDirInUse) return dataDirInUseAdvice(error);
+  // A setting the wiring refused (a bad STEPWISE_AGENTS definition, say): its one line names it.
+  if (error instanceof Error && error.message.startsWith('Stepwise is misconfigured: ')) return error.message;
   return undefined;
 }

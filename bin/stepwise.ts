@@ -110,26 +110,58 @@ function positiveInt(value: string): number {
 
 program
   .command('run')
-  .description('start a run')
+  .description('start a run: the workflow plan-and-build (Architect then Coder) unless --agent, --workflow or --mode says otherwise')
   .argument('<goal...>', 'what the agent should achieve')
-  .option('--mode <mode>', 'single or multi (Architect then Coder)', 'multi')
-  .option('--session <id>', 'continue a single-mode session')
+  .addOption(new Option('--agent <name>', 'run this agent (`agents` lists them)').conflicts(['mode', 'workflow']))
+  .addOption(new Option('--workflow <name>', 'run this workflow (`agents` lists them)').conflicts(['mode']))
+  .option('--mode <mode>', 'the built-ins: single (the agent assistant) or multi (the workflow plan-and-build)')
+  .option('--session <id>', "continue an agent's session (with --agent or --mode single)")
   .option('--max-iterations <n>', 'iteration limit per agent', positiveInt)
   .option('--idempotency-key <key>', 'repeat-safe key for this request')
   .option('--require-approval <tools>', 'tools whose calls wait for your approval, comma-separated (e.g. write_file,edit_file)', toolList)
   .option('--follow', 'show progress until the run ends, then the result and files', false)
-  // The API judges --mode (its refusal names the modes it takes).
-  .action(async (goalWords: string[], opts: { mode: 'single' | 'multi'; session?: string; maxIterations?: number; idempotencyKey?: string; requireApproval?: string[]; follow: boolean }) => {
+  // The API judges --agent, --workflow and --mode (its refusal names the ones this deployment has).
+  .action(async (goalWords: string[], opts: RunOptions) => {
     const api = client();
     const body = {
       goal: goalWords.join(' '),
-      mode: opts.mode,
+      ...(opts.agent ? { agent: opts.agent } : {}),
+      ...(opts.workflow ? { workflow: opts.workflow } : {}),
+      ...(opts.mode ? { mode: opts.mode } : {}),
       ...(opts.session ? { sessionId: opts.session } : {}),
       ...(opts.maxIterations ? { maxIterations: opts.maxIterations } : {}),
       ...(opts.requireApproval ? { approvals: { tools: opts.requireApproval } } : {}),
     };
     const started = await api.startRun(body, opts.idempotencyKey);
     await showStarted(started, opts.follow);
+  });
+
+interface RunOptions {
+  agent?: string;
+  workflow?: string;
+  mode?: 'single' | 'multi';
+  session?: string;
+  maxIterations?: number;
+  idempotencyKey?: string;
+  requireApproval?: string[];
+  follow: boolean;
+}
+
+program
+  .command('agents')
+  .description("the deployment's agents and workflows, under a header: what run --agent and --workflow may name")
+  .action(async () => {
+    const page = await client().agents();
+    print(page, () => {
+      const rows = page.items.map((item) => [
+        item.name,
+        item.kind,
+        item.version,
+        item.kind === 'workflow' ? (item.steps ?? []).map((step) => (typeof step === 'string' ? step : step.parallel.join(' + '))).join(' → ') : item.tools.join(', ') || '(none)',
+        oneLine(item.description, 200),
+      ]);
+      return table(['NAME', 'KIND', 'VERSION', 'TOOLS / STEPS', 'DESCRIPTION'], rows).join('\n');
+    });
   });
 
 program
@@ -147,11 +179,12 @@ program
   .argument('<runId>', 'the run to fork (it is not changed)')
   .requiredOption('--from <seq>', 'the seq of a user message (see `messages`): the fork keeps the messages before it', seqNumber)
   .option('--goal <text>', 'what to send after them; default: the message at --from again ("retry from here")')
-  .addOption(new Option('--agent <agent>', "whose conversation, for a multi-agent run").choices(['architect', 'coder']))
+  .option('--agent <agent>', 'whose conversation, for a run of several agents: its place in the run (architect or coder in plan-and-build)')
   .option('--max-iterations <n>', 'iteration limit of the fork', positiveInt)
   .option('--idempotency-key <key>', 'repeat-safe key for this request')
   .option('--follow', 'show progress until the fork ends, then the result and files', false)
-  .action(async (runId: string, opts: { from: number; goal?: string; agent?: 'architect' | 'coder'; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
+  // The API judges --agent (its refusal names the run's agents).
+  .action(async (runId: string, opts: { from: number; goal?: string; agent?: string; maxIterations?: number; idempotencyKey?: string; follow: boolean }) => {
     const api = client();
     const body = {
       fromSeq: opts.from,
@@ -187,9 +220,9 @@ program
   .command('messages')
   .description("a run's transcript")
   .argument('<runId>')
-  .option('--agent <agent>', 'single, architect or coder')
+  .option('--agent <agent>', "one agent's messages, by its place in the run: single (the assistant), architect, coder, or a defined agent's name")
   // The API judges --agent (its refusal names the agents).
-  .action(async (runId: string, opts: { agent?: 'single' | 'architect' | 'coder' }) => {
+  .action(async (runId: string, opts: { agent?: string }) => {
     const items: Awaited<ReturnType<ApiClient['messages']>>['items'] = [];
     let cursor: string | undefined;
     do {
@@ -282,6 +315,13 @@ program
     print(answer, () => answer.token);
   });
 
+/** Rows under a header, each column as wide as its widest cell, two spaces apart; the last column is not padded. */
+function table(header: string[], rows: string[][]): string[] {
+  const widths = header.map((title, i) => Math.max(title.length, ...rows.map((row) => row[i]?.length ?? 0)));
+  const line = (cells: string[]) => cells.map((cell, i) => (i < cells.length - 1 ? cell.padEnd(widths[i] ?? 0) : cell)).join('  ').trimEnd();
+  return [line(header), ...rows.map(line)];
+}
+
 /** A goal on one line, cut for a listing. */
 function oneLine(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, ' ').trim();
@@ -319,8 +359,15 @@ function jsonObject(value: string): Record<string, unknown> {
   return parsed as Record<string, unknown>;
 }
 
+/** What a run follows: `agent <name>@<version>` or `workflow <name>@<version>`; the mode of a run made before agents were data. */
+function follows(run: RunView): string {
+  if (run.agent) return `agent ${run.agent.name}@${run.agent.version}`;
+  if (run.workflow) return `workflow ${run.workflow.name}@${run.workflow.version}`;
+  return run.mode;
+}
+
 function summary(run: RunView, files?: { path: string; size: number }[]): string {
-  const lines = [`${run.runId} · ${run.mode} · ${run.status} · phase ${run.phase}`];
+  const lines = [`${run.runId} · ${follows(run)} · ${run.status} · phase ${run.phase}`];
   for (const waiting of run.waitingFor ?? []) lines.push(describeWaiting(run.runId, waiting, commandLine()).trimStart());
   if (run.forkedFrom) lines.push(`forked from ${run.forkedFrom.runId} (${run.forkedFrom.agent}) before message ${run.forkedFrom.seq}`);
   if (run.plan) lines.push(`plan: ${run.plan.steps.length} steps for "${run.plan.goal}"`);

@@ -40,7 +40,7 @@ export interface StepwiseConsoleProps {
 }
 
 /** The API's paths, sent to the HTTP API (everything `lib/front-door.ts` routes). */
-export const consoleApiPaths = ['/runs', '/runs/*', '/openapi.json'];
+export const consoleApiPaths = ['/runs', '/runs/*', '/agents', '/openapi.json'];
 /** The live stream's paths, sent to the stream origin when there is one. */
 export const consoleStreamPaths = ['/runs/*/events', '/agui'];
 

@@ -169,6 +169,7 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/cancel'],
   [apigw.HttpMethod.POST, '/runs/{runId}/fork'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
+  [apigw.HttpMethod.GET, '/agents'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
 

@@ -76,12 +76,22 @@ export interface Section {
   finished: boolean;
 }
 
+/** A definition a run follows: its name and version (a content hash). */
+export interface DefinitionRef {
+  name: string;
+  version: string;
+}
+
 export interface RunInfo {
   runId: string;
   mode?: string;
   goal?: string;
   sessionId?: string;
   createdAt?: string;
+  /** The agent the run follows (`assistant` for mode single); absent on runs made before agents were data. */
+  agent?: DefinitionRef;
+  /** The workflow the run follows (`plan-and-build` for mode multi). */
+  workflow?: DefinitionRef;
 }
 
 export interface Ending {
@@ -130,6 +140,13 @@ export function foldEvents(events: readonly StreamEvent[]): Transcript {
 }
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+/** A `{ name, version }` of the stream, or undefined when it is not one. */
+function definitionRef(v: unknown): DefinitionRef | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const { name, version } = v as Record<string, unknown>;
+  return typeof name === 'string' && typeof version === 'string' ? { name, version } : undefined;
+}
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> => (typeof v === 'object' && v !== null ? (v as Record<string, unknown>) : {});
 
@@ -213,6 +230,10 @@ function custom(t: Transcript, name: string, v: Record<string, unknown>): Transc
       for (const key of ['mode', 'goal', 'sessionId', 'createdAt'] as const) {
         const value = str(v[key]);
         if (value !== undefined) info[key] = value;
+      }
+      for (const key of ['agent', 'workflow'] as const) {
+        const ref = definitionRef(v[key]);
+        if (ref) info[key] = ref;
       }
       return { ...t, run: info };
     }

@@ -9,6 +9,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { answerError } from './errors.js';
 import { type ApiEnv, routes, withCaller } from './middleware.js';
+import { agentRoutes } from './routes/agents.js';
 import { aguiRoutes } from './routes/agui.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { eventRoutes } from './routes/events.js';
@@ -35,9 +36,11 @@ export function createApi(deps: ApiDeps) {
   app.use('/runs', caller);
   app.use('/runs/*', caller);
   app.use('/agui', caller);
+  app.use('/agents', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
+    .route('/', agentRoutes(deps))
     .route('/', runRoutes(deps))
     .route('/', approvalRoutes(deps))
     .route('/', forkRoutes(deps))

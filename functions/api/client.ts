@@ -142,6 +142,8 @@ export function apiClient(options: ApiClientOptions) {
       ),
     /** `GET /runs/{runId}/events/page`: the run's events after `after`, as far as they are stored (the stream's events and ids). */
     eventsPage: async (runId: string, after?: string) => parseResponse(one.events.page.$get({ param: run(runId), query: after ? { after } : {} })),
+    /** `GET /agents`: the deployment's agents and workflows, each with its version. */
+    agents: async () => parseResponse(api.agents.$get()),
     /** `GET /openapi.json`: the API's OpenAPI document (its route declares no schema of it). */
     document: async (): Promise<unknown> => parseResponse(api['openapi.json'].$get()),
   };

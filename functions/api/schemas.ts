@@ -5,6 +5,8 @@
 import * as z from 'zod';
 import { DecisionBody, DecisionRecorded, DecisionView, WaitingFor } from '../core/approvals/types.js';
 import { AgentName } from '../core/agents/types.js';
+import type { AgentSummary as CatalogSummary } from '../core/definitions/catalog.js';
+import { WorkflowStep } from '../core/definitions/types.js';
 import { CreateRunBody } from '../core/intake/request.js';
 import { ContentBlock, Role } from '../core/model/messages.js';
 import { Phase, Run, RunStatus, RunSummary } from '../core/runs/types.js';
@@ -71,6 +73,29 @@ export type MessagesPage = z.infer<typeof MessagesPage>;
 export const FilesPage = z
   .object({ items: z.array(z.object({ path: z.string(), size: z.number().int() })), truncated: z.boolean().optional() })
   .meta({ id: 'FilesPage' });
+
+/** One agent or workflow of the deployment, as `GET /agents` lists it (the catalog's `summaries()`). */
+export const AgentSummary = z
+  .object({
+    name: z.string().meta({ description: 'What `POST /runs` names as `agent` or `workflow`.' }),
+    kind: z.enum(['agent', 'workflow']),
+    description: z.string(),
+    version: z.string().meta({ description: 'A content hash of the definition: it changes when the definition does.', example: '3f9c2a61b0de' }),
+    tools: z.array(z.string()).meta({ description: "An agent's tools, as its definition names them; empty for a workflow." }),
+    model: z.string().optional().meta({ description: "The agent's model; the deployment's (or the run's) when absent." }),
+    builtin: z.boolean().meta({ description: 'One of the built-ins: `assistant` (`mode: "single"`), `architect`, `coder`, `plan-and-build` (`mode: "multi"`).' }),
+    steps: z.array(WorkflowStep).optional().meta({ description: "A workflow's steps: agent names, or `{ parallel: [...] }`." }),
+  })
+  .meta({ id: 'AgentSummary' });
+export type AgentSummary = z.infer<typeof AgentSummary>;
+
+export const AgentsPage = z
+  .object({ items: z.array(AgentSummary) })
+  .meta({ id: 'AgentsPage', description: "The deployment's agents (the built-ins first), then its workflows." });
+
+// The schema describes what the catalog lists: a field added to one and not the other fails here.
+const sameSummary: [AgentSummary, CatalogSummary] extends [CatalogSummary, AgentSummary] ? true : never = true;
+void sameSummary;
 
 export const ErrorBody = z
   .object({

@@ -60,7 +60,12 @@ export const AguiRunInput = z
       .array(z.looseObject({ id: z.string(), role: z.string(), content: z.unknown().optional() }))
       .meta({ description: 'The thread so far; the last user message is the goal of this turn.' }),
     forwardedProps: z
-      .looseObject({ stepwise: z.record(z.string(), z.unknown()).optional().meta({ description: 'Other `POST /runs` fields (mode is always single).' }) })
+      .looseObject({
+        stepwise: z
+          .record(z.string(), z.unknown())
+          .optional()
+          .meta({ description: 'Other `POST /runs` fields; `agent` is the agent of the thread (`GET /agents` lists them), the assistant by default. No workflow: a thread is one agent\'s conversation.' }),
+      })
       .optional(),
   })
   .superRefine((input, ctx) => {
@@ -72,23 +77,31 @@ export type AguiRunInput = z.infer<typeof AguiRunInput>;
 
 /**
  * The `POST /runs` body an AG-UI turn asks for: the last user message is the goal, the thread
- * is the session, `forwardedProps.stepwise` carries the other fields; the mode is single.
+ * is the session, `forwardedProps.stepwise` carries the other fields. A thread continues one
+ * agent's conversation: the agent `forwardedProps.stepwise.agent` names, else the assistant
+ * (mode single, whatever mode it names); a workflow is refused.
  */
 export function runBodyOf(input: AguiRunInput, rules: RunRequestRules = {}): CreateRunBody {
-  const stepwise = input.forwardedProps?.stepwise ?? {};
+  const { mode: _mode, workflow, ...stepwise } = input.forwardedProps?.stepwise ?? {};
   const goal = lastUserText(input.messages);
-  const parsed = createRunBody(rules).safeParse({ ...stepwise, mode: 'single', goal, sessionId: input.threadId });
-  if (parsed.success) return parsed.data;
+  const refused: Issue[] =
+    workflow === undefined ? [] : [{ path: 'forwardedProps.stepwise.workflow', message: "a thread continues one agent's conversation: name an agent, not a workflow" }];
+  const target = stepwise.agent === undefined ? { mode: 'single' } : {};
+  const parsed = createRunBody(rules).safeParse({ ...stepwise, ...target, goal, sessionId: input.threadId });
+  if (parsed.success && !refused.length) return parsed.data;
   const where = (path: PropertyKey[]) => {
     const [field] = path;
     if (field === 'goal') return 'messages';
     if (field === 'sessionId') return 'threadId';
     return ['forwardedProps', 'stepwise', ...path].join('.');
   };
-  const issues: Issue[] = parsed.error.issues.map((i) => ({
-    path: where(i.path),
-    message: i.path[0] === 'goal' && goal === '' ? 'must end with a user message that has text' : i.message,
-  }));
+  const issues: Issue[] = [
+    ...refused,
+    ...(parsed.success ? [] : parsed.error.issues).map((i) => ({
+      path: where(i.path),
+      message: i.path[0] === 'goal' && goal === '' ? 'must end with a user message that has text' : i.message,
+    })),
+  ];
   throw new ValidationFailed(`The body is invalid: ${[...new Set(issues.map((i) => i.path))].join(', ')}.`, issues);
 }
 

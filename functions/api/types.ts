@@ -2,6 +2,7 @@
 import type { ApprovalStore, TaskTokens } from '../core/approvals/types.js';
 import type { AccessPolicy } from '../core/callers/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
+import type { AgentCatalog } from '../core/definitions/catalog.js';
 import type { ForkCopies } from '../core/fork/types.js';
 import type { IntakeDeps } from '../core/intake/types.js';
 import type { RunStore } from '../core/runs/types.js';
@@ -12,6 +13,8 @@ import type { ErrorLog } from './errors.js';
 import type { StreamDeps } from './stream.js';
 
 export interface ApiDeps extends IntakeDeps, StreamDeps {
+  /** The deployment's agents and workflows: what bodies may name, and what `GET /agents` lists; the built-ins only when absent. */
+  agents?: AgentCatalog;
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;

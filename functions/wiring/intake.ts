@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { SFNClient } from '@aws-sdk/client-sfn';
 import { SQSClient } from '@aws-sdk/client-sqs';
+import type { AgentCatalog } from '../core/definitions/catalog.js';
 import type { DeadLetters, IntakeDeps } from '../core/intake/types.js';
 import type { Run } from '../core/runs/types.js';
 import { SfnRunStarter, SqsDeadLetters } from '../adapters/aws/intake.js';
@@ -24,8 +25,8 @@ export interface IntakeHooks {
   onCreated?: (run: Run) => void;
 }
 
-/** The intake's dependencies: run creation and the orchestrator's starter. */
-export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.env), hooks: IntakeHooks = {}): IntakeDeps {
+/** The intake's dependencies: run creation and the orchestrator's starter; the catalog as the API lists it too. */
+export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.env), hooks: IntakeHooks = {}): IntakeDeps & { agents: AgentCatalog } {
   const arn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
   if (!arn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
   return {

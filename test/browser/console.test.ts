@@ -1,16 +1,25 @@
 /**
  * The console in a real headless Chromium against the local stack, the model scripted: starting a
- * run, a finished multi-agent run, hostile tool output, callers who must not see each other's runs,
- * keyboard use and a phone's width.
+ * run, picking an agent of the deployment's own, a finished multi-agent run, hostile tool output,
+ * callers who must not see each other's runs, keyboard use and a phone's width.
  */
 import { readFileSync } from 'node:fs';
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import { versionOf } from '../../functions/core/definitions/definition.js';
 import { say, use } from '../support/agents.js';
-import { useBrowser } from '../support/browser.js';
+import { screenshot, useBrowser } from '../support/browser.js';
 import { useLocalStack } from '../support/local-stack.js';
 
-const local = useLocalStack();
+/** An agent of the deployment's own (docs/agents.md), offered beside the built-ins. */
+const proofreader = {
+  name: 'proofreader',
+  description: 'Reads the files of the workspace and corrects their spelling.',
+  instructions: 'You proofread files: fix spelling, keep the meaning.',
+  tools: ['read_file', 'edit_file', 'list_files'],
+};
+
+const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([proofreader]) });
 const browser = useBrowser();
 
 /** Signs the page's tab in as a caller of the local issuer, through the console's own form. */
@@ -24,10 +33,10 @@ async function actAs(page: Page, sub: string, options: { tenant?: string; review
   await page.getByText(`Signed in as ${sub}`).waitFor();
 }
 
-/** Starts a run through the form and waits for its page. */
-async function startFromForm(page: Page, goal: string, mode: 'One agent' | 'Architect plans, Coder builds' = 'One agent'): Promise<string> {
+/** Starts a run of an agent or workflow (by its name in the Agent list) through the form and waits for its page. */
+async function startFromForm(page: Page, goal: string, agent = 'assistant'): Promise<string> {
   await page.getByLabel('Goal', { exact: true }).fill(goal);
-  await page.getByLabel(mode).check();
+  await page.getByLabel('Agent', { exact: true }).selectOption({ label: agent });
   await page.getByRole('button', { name: 'Start' }).click();
   await page.waitForURL(/\/console\/runs\/[\w-]+$/);
   return decodeURIComponent(new URL(page.url()).pathname.split('/').at(-1) ?? '');
@@ -51,6 +60,34 @@ describe('the console', () => {
     await page.getByRole('link', { name: 'Runs' }).click();
     const row = page.getByRole('row').filter({ has: page.getByRole('link', { name: `${tag} What is the answer?` }) });
     await row.getByText('Succeeded').waitFor();
+    expect(problems).toEqual([]);
+  });
+
+  it("offers the deployment's agents and workflows, the assistant first, and runs the one picked, showing it and its version", async () => {
+    const { page, problems } = await browser.open();
+    await page.goto(`${local.stack.url}/console/`);
+    const picker = page.getByLabel('Agent', { exact: true });
+    // The list comes from GET /agents: the built-in Architect and Coder work only inside plan-and-build.
+    await picker.locator('option', { hasText: 'proofreader' }).waitFor({ state: 'attached' });
+    expect(await picker.locator('optgroup').evaluateAll((groups) => groups.map((g) => [g.getAttribute('label'), [...g.querySelectorAll('option')].map((o) => o.textContent)]))).toEqual([
+      ['Agents', ['assistant', 'proofreader']],
+      ['Workflows', ['plan-and-build']],
+    ]);
+    expect(await picker.inputValue()).toBe('agent:assistant');
+    await picker.selectOption({ label: 'proofreader' });
+    await page.getByText(proofreader.description).waitFor();
+    await screenshot(page, 'console-agent-picker');
+
+    const tag = local.book.add('picked', { turn: use(['toolu_ls', 'list_files', {}]) }, { turn: say('Nothing to proofread yet.') });
+    const runId = await startFromForm(page, `${tag} Proofread the notes.`, 'proofreader');
+    await page.getByRole('region', { name: 'Answer', exact: true }).getByText('Nothing to proofread yet.').waitFor();
+    const agent = page.locator('dl.facts > div').filter({ has: page.getByRole('term').getByText('Agent', { exact: true }) });
+    expect(await agent.getByRole('definition').textContent()).toBe(`proofreader version ${versionOf(proofreader)}`);
+    await screenshot(page, 'console-agent-run');
+    expect(((await local.get(`/runs/${runId}`)).body as { agent?: unknown }).agent).toEqual({ name: 'proofreader', version: versionOf(proofreader) });
+    // The model was offered the proofreader's tools only.
+    const [first] = local.book.requests.get('picked') ?? [];
+    expect((first?.tools as { name: string }[] | undefined)?.map((tool) => tool.name).sort()).toEqual(['edit_file', 'list_files', 'read_file']);
     expect(problems).toEqual([]);
   });
 

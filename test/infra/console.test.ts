@@ -74,7 +74,7 @@ describe('StepwiseStack with the console', () => {
   });
 
   it('puts the API on the same origin: its paths to the HTTP API, the stream’s first to the stream origin, none cached, Authorization passed on', () => {
-    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(['/runs/*/events', '/agui', '/runs', '/runs/*', '/openapi.json']);
+    expect(config.CacheBehaviors.map((b) => b.PathPattern)).toEqual(['/runs/*/events', '/agui', '/runs', '/runs/*', '/agents', '/openapi.json']);
     for (const behavior of config.CacheBehaviors) {
       expect(behavior).toMatchObject({
         CachePolicyId: cachingDisabled,

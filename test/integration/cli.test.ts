@@ -7,11 +7,20 @@ import { createAdaptorServer } from '@hono/node-server';
 import { Hono } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { streamRoutesOf } from '../../functions/api/stream-routes.js';
+import { builtinAgents, builtinWorkflows, versionOf } from '../../functions/core/definitions/definition.js';
 import { startLoopbackServer } from '../../local/stand-ins/http-server.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
-const local = useLocalStack();
+/** An agent of this deployment's own (docs/agents.md), besides the built-ins. */
+const greeter = {
+  name: 'greeter',
+  description: 'Greets people by name and keeps the greeting in greeting.md.',
+  instructions: 'You greet people warmly, by name.',
+  tools: ['write_file'],
+};
+
+const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([greeter]) });
 
 // The bundle the command runs, as `npm ci` builds it (through `prepare`), from the sources as they are now.
 beforeAll(() => {
@@ -98,6 +107,61 @@ describe('the stepwise CLI', () => {
     expect(stdout).toMatch(/succeeded · iterations: architect 1, coder 2 · tokens: \d+ in, \d+ out/);
     expect(stdout).toContain('Wrote notes.md.');
     expect(stdout).toContain('files: notes.md');
+  }, 60_000);
+
+  it('lists the agents and workflows under a header, and runs the agent --agent names, showing it and its version', async () => {
+    const listed = await cli('agents');
+    expect([listed.code, listed.stderr]).toEqual([0, '']);
+    const [heading, ...rows] = listed.stdout.split('\n').filter(Boolean);
+    expect(heading).toMatch(/^NAME +KIND +VERSION +TOOLS \/ STEPS +DESCRIPTION$/);
+    const cells = (row: string | undefined) => (row ?? '').split(/ {2,}/);
+    const version = versionOf(greeter);
+    const planAndBuild = builtinWorkflows[0];
+    expect(rows.map(cells)).toEqual([
+      ...builtinAgents.map((agent) => [agent.name, 'agent', versionOf(agent), agent.tools.join(', '), agent.description]),
+      ['greeter', 'agent', version, 'write_file', greeter.description],
+      ['plan-and-build', 'workflow', planAndBuild && versionOf(planAndBuild), 'architect → coder', planAndBuild?.description],
+    ]);
+    // Each column starts where its heading does.
+    const row = rows[3] ?? '';
+    for (const [title, cell] of [['KIND', 'agent'], ['VERSION', version], ['TOOLS', 'write_file'], ['DESCRIPTION', greeter.description]]) {
+      expect(row.indexOf(`  ${cell}`) + 2).toBe(heading?.indexOf(title ?? ''));
+    }
+
+    const tag = local.book.add('cli-agent', { turn: use(['toolu_g', 'write_file', { path: 'greeting.md', content: 'Hello, Ada!' }]) }, { turn: say('Greeted Ada.') });
+    const { code, stdout, stderr } = await cli('run', '--agent', 'greeter', `${tag} Greet Ada.`, '--follow');
+    expect([code, stderr]).toEqual([0, '']);
+    expect(progressOf(stdout)).toEqual(['phase executing · greeter', '  → greeter: write_file greeting.md', '  greeter: Greeted Ada.', 'phase complete']);
+    const runId = /^run (\S+)$/m.exec(stdout)?.[1] ?? '';
+    expect(stdout).toContain(`${runId} · agent greeter@${version} · succeeded · phase complete`);
+    // The model was sent the greeter's instructions and offered its tools only.
+    const [first] = local.book.requests.get('cli-agent') ?? [];
+    expect(JSON.stringify(first?.system)).toContain('You greet people warmly, by name.');
+    expect((first?.tools as { name: string }[] | undefined)?.map((tool) => tool.name)).toEqual(['write_file']);
+    expect((await cli('status', runId)).stdout.split('\n')[0]).toBe(`${runId} · agent greeter@${version} · succeeded · phase complete`);
+  }, 60_000);
+
+  it('runs the workflow --workflow names, and refuses an agent the deployment does not have or two things to run', async () => {
+    const tag = local.book.add(
+      'cli-workflow',
+      { turn: use(['toolu_p', 'finish_plan', plan]) },
+      { turn: use(['toolu_w', 'write_file', { path: 'notes.md', content: '# Notes\n' }]) },
+      { turn: say('Wrote notes.md.') },
+    );
+    const { code, stdout } = await cli('run', '--workflow', 'plan-and-build', `${tag} Write notes.`, '--follow');
+    expect(code).toBe(0);
+    expect(progressOf(stdout)).toEqual(multiProgress);
+    const planAndBuild = builtinWorkflows[0];
+    expect(stdout).toMatch(new RegExp(` · workflow plan-and-build@${planAndBuild && versionOf(planAndBuild)} · succeeded · phase complete\n`));
+
+    // The names a request may run (whether plan-and-build's Architect and Coder are among them is intake's rule).
+    expect(await cli('run', '--agent', 'nobody', 'Hello.')).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^error: ValidationFailed: The body is invalid\. \(agent: unknown agent "nobody"; this deployment has assistant(, architect, coder)?, greeter\)\n$/),
+    });
+    const both = await cli('run', '--agent', 'greeter', '--mode', 'single', 'Hello.');
+    expect([both.code, both.stderr]).toEqual([1, expect.stringContaining("option '--agent <name>' cannot be used with option '--mode <mode>'")]);
   }, 60_000);
 
   it('prints a multi-agent run in the order it happened when one poll finds it further on than the last', async () => {
@@ -198,7 +262,8 @@ describe('the stepwise CLI', () => {
 
   it('talks to --endpoint, else STEPWISE_ENDPOINT, else the local server on PORT', async () => {
     const run = await local.run(`${local.book.add('cli-endpoint', { turn: say('ok') })} Say ok.`);
-    const answered = { code: 0, stdout: `${run.runId} · single · succeeded · phase complete\n\nok\n`, stderr: '' };
+    const assistant = builtinAgents[0];
+    const answered = { code: 0, stdout: `${run.runId} · agent assistant@${assistant && versionOf(assistant)} · succeeded · phase complete\n\nok\n`, stderr: '' };
     const { port } = new URL(local.stack.url);
     const unused = 'http://127.0.0.1:9';
 

@@ -1,6 +1,7 @@
 /**
- * What a newcomer sees when `npm run dev` cannot start: a second one on the same data folder, or
- * a port in use, gets one line saying what to do and a non-zero exit, not a stack trace.
+ * What a newcomer sees when `npm run dev` cannot start: a second one on the same data folder, a
+ * port in use, or an agent definition it cannot run, gets one line saying what to do and a
+ * non-zero exit, not a stack trace.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -113,6 +114,18 @@ describe('npm run dev, when it cannot start', () => {
     } finally {
       await new Promise((resolve) => busy.close(resolve));
     }
+  });
+});
+
+describe('npm run dev, with agents it cannot run', () => {
+  it('names the definition and the field in one line, and exits non-zero', async () => {
+    const agents = [{ name: 'triage', description: 'Sorts tickets.', instructions: 'Sort them.', tools: ['calculator', 'web_search'] }];
+    const { code, stdout, stderr } = await dev({ PORT: '0', STEPWISE_DATA_DIR: folder(), STEPWISE_AGENTS: JSON.stringify(agents) });
+    expect({ code, stdout, stderr }).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: expect.stringMatching(/^Stepwise is misconfigured: agent "triage": tools\[1\] "web_search" is not a tool of this deployment \(it has calculator, .*\)\n$/),
+    });
   });
 });
 

@@ -1,8 +1,8 @@
 /**
  * Every shell block the docs mark `sh runs` (README.md and docs/*.md), run as a reader pastes it:
  * beside one `npm run dev` on a clean data folder with no model key (the offline model, writing
- * each turn at once), each block on its own in `bash -e -o pipefail` with PORT set, in the order
- * the docs give them. The blocks use `curl -fsS` and `jq -e` where what they show could break, so a
+ * each turn at once) and the example agents docs/agents.md runs beside, each block on its own in
+ * `bash -e -o pipefail` with PORT set, in the order the docs give them. The blocks use `curl -fsS` and `jq -e` where what they show could break, so a
  * route that answers an error or an answer that changed fails its block; a block that fails names
  * its file, its first line and what it printed.
  */
@@ -39,10 +39,13 @@ function markedBlocks(): Block[] {
   });
 }
 
-/** This environment as a newcomer's: no model key or model choice, no endpoint or token of the CLI's. */
+/** The agents the server is started with, as docs/agents.md tells its reader to start it (the other guides' blocks do not mind them). */
+const exampleAgents = '@local/examples/agents.json';
+
+/** This environment as a newcomer's: no model key or model choice, no agents of its own, no endpoint or token of the CLI's. */
 function newcomer(): NodeJS.ProcessEnv {
   const env = { ...process.env };
-  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'STEPWISE_PROVIDER', 'STEPWISE_SCRIPT', 'STEPWISE_MODEL', 'STEPWISE_ENDPOINT', 'STEPWISE_STREAM_ENDPOINT', 'STEPWISE_TOKEN', 'PORT']) {
+  for (const name of ['ANTHROPIC_API_KEY', 'ANTHROPIC_BASE_URL', 'STEPWISE_PROVIDER', 'STEPWISE_SCRIPT', 'STEPWISE_MODEL', 'STEPWISE_AGENTS', 'STEPWISE_WORKFLOWS', 'STEPWISE_ENDPOINT', 'STEPWISE_STREAM_ENDPOINT', 'STEPWISE_TOKEN', 'PORT']) {
     delete env[name];
   }
   return env;
@@ -78,7 +81,7 @@ beforeAll(async () => {
   }
   const url = await new Promise<string>((resolve, reject) => {
     served = withDevServer(
-      { ...newcomer(), STEPWISE_OFFLINE_CHARS_PER_SECOND: '0' },
+      { ...newcomer(), STEPWISE_OFFLINE_CHARS_PER_SECOND: '0', STEPWISE_AGENTS: exampleAgents },
       /listening on (http:\/\/\S+)/,
       (ready) => {
         resolve(ready);
@@ -101,6 +104,10 @@ describe('the shell blocks the docs mark `sh runs`, against npm run dev', () => 
     expect(blocks.filter((block) => block.file === 'README.md').map((block) => block.first)).toContain(
       'npm run stepwise -- run "What is 1234 times 5678? Save the answer to answer.md." --mode single --follow',
     );
+  });
+
+  it('starts the server as docs/agents.md tells its reader to, for its examples', () => {
+    expect(readFileSync('docs/agents.md', 'utf8')).toContain(`run beside \`STEPWISE_AGENTS=${exampleAgents} npm run dev\``);
   });
 
   for (const block of blocks) {

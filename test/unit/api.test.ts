@@ -228,6 +228,7 @@ describe('GET /openapi.json', () => {
     expect(body.openapi).toBe('3.1.0');
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'GET /agents',
       'GET /health',
       'GET /openapi.json',
       'GET /runs',
@@ -245,15 +246,24 @@ describe('GET /openapi.json', () => {
     ]);
     const fork = JSON.stringify((paths['/runs/{runId}/fork'] as { post: unknown }).post);
     expect(fork).toContain('"fromSeq"');
-    expect(fork).toContain('"enum":["single","architect","coder"]');
+    // An agent's place is any agent name now that agents are data (docs/agents.md), not one of three.
+    expect(fork).toContain('"agent":{"type":"string","pattern":"^[a-z0-9-]{1,64}$"');
     const decision = JSON.stringify((paths['/runs/{runId}/approvals/{toolUseId}'] as { post: unknown }).post);
     expect(decision).toContain('"enum":["approve","deny"]');
     const run = JSON.stringify((body.components as { schemas: Record<string, unknown> }).schemas.Run);
     expect(run).toContain('"waitingFor"');
     expect(run).toContain('"forkedFrom"');
+    const runProperties = Object.keys((body.components as { schemas: Record<string, { properties: object }> }).schemas.Run?.properties ?? {});
+    expect(runProperties).toEqual(expect.arrayContaining(['agent', 'workflow', 'agents']));
     const schema = JSON.stringify((paths['/runs'] as { post: unknown }).post);
     expect(schema).toContain('"maxLength":100000');
     expect(schema).toContain('"enum":["single","multi"]');
+    expect(schema).toContain('"agent":{"type":"string","description":"The agent to run (`GET /agents` lists them)."}');
+    expect(schema).toContain('"workflow":{"type":"string","description":"The workflow to run (`GET /agents` lists them)."}');
+    const agents = JSON.stringify((paths['/agents'] as { get: unknown }).get);
+    expect(agents).toContain('"$ref":"#/components/schemas/AgentsPage"');
+    const summary = (body.components as { schemas: Record<string, { required?: string[] }> }).schemas.AgentSummary;
+    expect(summary?.required?.sort()).toEqual(['builtin', 'description', 'kind', 'name', 'tools', 'version']);
   });
 
   it('describes exactly the routes the app serves, except the local-only /_local/* ones', async () => {

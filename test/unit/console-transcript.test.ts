@@ -90,6 +90,13 @@ describe('the transcript fold', () => {
     expect(t.sections.flatMap((s) => s.items).filter((i) => i.id === 'run-stream-1:single:1:0' || i.id === 'toolu_w')).toHaveLength(2);
   });
 
+  it('keeps the agent or workflow a run follows, with its version, and ignores one that is not a name and a version', () => {
+    const runEvent = (value: Record<string, unknown>) => foldEvents([{ type: 'CUSTOM', name: 'stepwise.run', value: { runId: 'r', mode: 'single', ...value } }]).run;
+    expect(runEvent({ agent: { name: 'proofreader', version: '2234e2507880' } })).toEqual({ runId: 'r', mode: 'single', agent: { name: 'proofreader', version: '2234e2507880' } });
+    expect(runEvent({ workflow: { name: 'plan-and-build', version: '249c9bed2a7a' } })).toEqual({ runId: 'r', mode: 'single', workflow: { name: 'plan-and-build', version: '249c9bed2a7a' } });
+    expect(runEvent({ agent: { name: 'proofreader' }, workflow: 'plan-and-build' })).toEqual({ runId: 'r', mode: 'single' });
+  });
+
   it('ends failed and cancelled runs as the stream says', () => {
     expect(statusOf(foldEvents([{ type: 'RUN_ERROR', message: 'Too many', code: 'MaxIterationsExceeded' }]))).toBe('failed');
     expect(foldEvents([{ type: 'RUN_ERROR', message: 'Too many', code: 'MaxIterationsExceeded' }]).finished).toEqual({

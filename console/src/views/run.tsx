@@ -7,7 +7,7 @@ import type { ApiClient, ApiError } from '../api.js';
 import { type FollowMode, type RunFollower, followRun } from '../follow.js';
 import { renderMarkdown } from '../markdown.js';
 import type { RunRecord } from '../records.js';
-import { type ToolItem, type Transcript, inputOf, statusOf, waitingCalls } from '../transcript.js';
+import { type DefinitionRef, type ToolItem, type Transcript, inputOf, statusOf, waitingCalls } from '../transcript.js';
 import { ErrorNote, Link, StatusBadge, formatCost, formatCount, formatTime, prettyJson } from './common.js';
 import { FilesPanel } from './files.js';
 import { ReviewCard, type WaitingCall } from './review.js';
@@ -73,6 +73,7 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
   const cost = t?.ended?.estimatedCostUsd ?? record?.estimatedCostUsd ?? t?.costUsd;
   const phase = t?.ended?.phase ?? record?.phase ?? t?.phase;
   const runMode = t?.run?.mode ?? record?.mode;
+  const follows = followsOf({ mode: runMode, agent: t?.run?.agent ?? record?.agent, workflow: t?.run?.workflow ?? record?.workflow });
   const agent = running ? t?.sections.at(-1)?.agent : undefined;
   const failure: { code: string; message: string; agent?: string } | undefined =
     t?.ended?.error ?? record?.error ?? (t?.finished?.outcome === 'failed' ? { code: t.finished.code ?? 'Failed', message: t.finished.message ?? '' } : undefined);
@@ -121,8 +122,18 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
           <dd>{phase ?? '—'}</dd>
         </div>
         <div>
-          <dt>Agents</dt>
-          <dd>{runMode === 'multi' ? 'Architect + Coder' : runMode === 'single' ? 'One agent' : '—'}</dd>
+          <dt>{follows.term}</dt>
+          <dd>
+            {follows.name}
+            {follows.version && (
+              <>
+                {' '}
+                <span class="version">
+                  version <code>{follows.version}</code>
+                </span>
+              </>
+            )}
+          </dd>
         </div>
         {agent && (
           <div>
@@ -175,6 +186,13 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
       </div>
     </>
   );
+}
+
+/** What a run follows, for its facts: its agent or workflow and the version it started with; a run made before agents were data, by its mode. */
+function followsOf(run: { mode?: string | undefined; agent?: DefinitionRef | undefined; workflow?: DefinitionRef | undefined }): { term: string; name: string; version?: string } {
+  if (run.agent) return { term: 'Agent', ...run.agent };
+  if (run.workflow) return { term: 'Workflow', ...run.workflow };
+  return { term: 'Agents', name: run.mode === 'multi' ? 'Architect + Coder' : run.mode === 'single' ? 'One agent' : '—' };
 }
 
 function liveWords(mode: FollowMode, running: boolean, status: string): string {

@@ -3,6 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { ApiClient } from '../api.js';
 import { type Capabilities, basicCapabilities, capabilities } from '../capabilities.js';
 import type { ConsoleConfig } from '../config.js';
+import type { AgentRecord } from '../records.js';
 import { ErrorNote, Link, StatusBadge, WaitingBadge, formatCost, formatTime, navigate, runHref, useInterval } from './common.js';
 
 /** A run as `GET /runs` lists it. */
@@ -16,6 +17,35 @@ export interface RunSummary {
   updatedAt: string;
   waitingFor: number;
   estimatedCostUsd: number;
+}
+
+/**
+ * What an API that cannot list its agents runs (an older deployment's, or one the list did not
+ * load from): the built-ins, started by the modes every version takes.
+ */
+const builtinChoices: Pick<AgentRecord, 'name' | 'kind' | 'description'>[] = [
+  { name: 'assistant', kind: 'agent', description: 'One agent, with a calculator and the run\'s workspace of files.' },
+  { name: 'plan-and-build', kind: 'workflow', description: 'The Architect plans the work as steps; the Coder carries them out in the workspace.' },
+];
+
+/** The choice the form starts with: the assistant, one agent, as before agents were data. */
+const defaultChoice = 'agent:assistant';
+
+/**
+ * What the form offers to run: the agents, but the built-in Architect and Coder, which work only
+ * as the steps of plan-and-build, then the workflows.
+ */
+export function runChoices(items: readonly Pick<AgentRecord, 'name' | 'kind' | 'description' | 'builtin'>[]) {
+  const choices = items.filter((item) => !(item.kind === 'agent' && item.builtin && (item.name === 'architect' || item.name === 'coder')));
+  return choices.length ? choices : builtinChoices;
+}
+
+/** The body fields that name a choice (`agent:<name>` or `workflow:<name>`): the built-ins by their modes, which every API version takes. */
+export function targetFields(choice: string): { mode: 'single' | 'multi' } | { agent: string } | { workflow: string } {
+  const [kind, ...rest] = choice.split(':');
+  const name = rest.join(':');
+  if (kind === 'agent') return name === 'assistant' ? { mode: 'single' } : { agent: name };
+  return name === 'plan-and-build' ? { mode: 'multi' } : { workflow: name };
 }
 
 const statuses = ['running', 'succeeded', 'failed', 'cancelled'] as const;
@@ -35,7 +65,8 @@ export function RunsPage({ api, config }: { api: ApiClient; config: ConsoleConfi
 
 function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
   const [goal, setGoal] = useState('');
-  const [mode, setMode] = useState<'single' | 'multi'>('single');
+  const [choices, setChoices] = useState<Pick<AgentRecord, 'name' | 'kind' | 'description'>[]>(builtinChoices);
+  const [choice, setChoice] = useState(defaultChoice);
   const [gated, setGated] = useState<string[]>([]);
   const [model, setModel] = useState('');
   const [maxUsd, setMaxUsd] = useState('');
@@ -44,6 +75,8 @@ function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
   const [busy, setBusy] = useState(false);
   const [caps, setCaps] = useState<Capabilities>(basicCapabilities);
   useEffect(() => void capabilities(api).then(setCaps), [api]);
+  // An API that cannot list its agents keeps the built-ins on offer.
+  useEffect(() => void api.agents().then((page) => setChoices(runChoices(page.items)), () => undefined), [api]);
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -58,7 +91,7 @@ function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
     };
     const body = {
       goal,
-      mode,
+      ...targetFields(choice),
       ...(gated.length ? { approvals: { tools: gated } } : {}),
       ...(model.trim() ? { model: model.trim() } : {}),
       ...(caps.budget && Object.keys(budget).length ? { budget } : {}),
@@ -80,15 +113,23 @@ function StartForm({ api, config }: { api: ApiClient; config: ConsoleConfig }) {
       <form onSubmit={submit} class="start">
         <label for="goal">Goal</label>
         <textarea id="goal" name="goal" rows={3} required value={goal} onInput={(e) => setGoal(e.currentTarget.value)} />
-        <fieldset>
-          <legend>Agents</legend>
-          <label class="choice">
-            <input type="radio" name="mode" value="single" checked={mode === 'single'} onChange={() => setMode('single')} /> One agent
-          </label>
-          <label class="choice">
-            <input type="radio" name="mode" value="multi" checked={mode === 'multi'} onChange={() => setMode('multi')} /> Architect plans, Coder builds
-          </label>
-        </fieldset>
+        <label for="agent">Agent</label>
+        <select id="agent" name="agent" value={choice} aria-describedby="agent-about" onChange={(e) => setChoice(e.currentTarget.value)}>
+          {(['agent', 'workflow'] as const).map((kind) => (
+            <optgroup key={kind} label={kind === 'agent' ? 'Agents' : 'Workflows'}>
+              {choices
+                .filter((c) => c.kind === kind)
+                .map((c) => (
+                  <option key={c.name} value={`${kind}:${c.name}`}>
+                    {c.name}
+                  </option>
+                ))}
+            </optgroup>
+          ))}
+        </select>
+        <p class="note" id="agent-about">
+          {choices.find((c) => `${c.kind}:${c.name}` === choice)?.description}
+        </p>
         {config.tools.length > 0 && (
           <fieldset>
             <legend>Tools that wait for approval</legend>

@@ -14,7 +14,8 @@ export function aguiRoutes(deps: ApiDeps) {
       path: '/agui',
       summary: 'Run one turn for an AG-UI client and stream its events',
       description:
-        'Takes an AG-UI RunAgentInput: `threadId` is the session, the last user message the goal, `forwardedProps.stepwise` the other `POST /runs` fields (mode single). ' +
+        'Takes an AG-UI RunAgentInput: `threadId` is the session, the last user message the goal, `forwardedProps.stepwise` the other `POST /runs` fields ' +
+        '(`agent`: the agent of the thread, by default the assistant of mode single; not a workflow). ' +
         'Starts the run as `POST /runs` does (a `runId` that is a valid Stepwise run id makes a repeat start it once) and answers with its event stream.',
       middleware: [jsonBody] as const,
       request: { body: { required: true, content: json(AguiRunInput) } },

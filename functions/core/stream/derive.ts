@@ -45,6 +45,9 @@ export function deriveRunEvents(state: StreamState): Derivation {
       runId: run.runId,
       mode: run.mode,
       goal: run.goal,
+      // What the run follows, as GET /runs/{runId} shows it: a watcher need not read the record for it.
+      ...(run.agent ? { agent: run.agent } : {}),
+      ...(run.workflow ? { workflow: run.workflow } : {}),
       ...(run.sessionId ? { sessionId: run.sessionId } : {}),
       createdAt: run.createdAt,
     }),
