@@ -15,6 +15,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { definitionFor } from '../agents/read.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
+import { gatedTools } from '../approvals/policy.js';
 import type { Budget } from '../budgets/types.js';
 import { loadCall } from '../conversation/conversation.js';
 import type { ConversationStore } from '../conversation/types.js';
@@ -107,6 +108,10 @@ export async function startChild(input: ToolInput, deps: ChildDeps): Promise<Chi
   const now = (deps.clock?.() ?? new Date()).toISOString();
   const { goal, context } = parsed.data;
   const budget = stricter(remaining(parent), definition.budget);
+  // The deployment's gates the parent carries, and the callee's own policy: a definition's gates
+  // and rules hold wherever its agent runs (DESIGN §16), as a tool too.
+  const gated = gatedTools(parent.approvals?.tools ?? [], definition.approvals?.tools);
+  const rules = definition.approvals?.rules ?? [];
   const child: Run = {
     runId,
     mode: 'single',
@@ -117,8 +122,7 @@ export async function startChild(input: ToolInput, deps: ChildDeps): Promise<Chi
     agents: [{ place, ...ref }, ...(parent.agents ?? []).filter((agent) => agent.callee)],
     parentRunId: parent.runId,
     depth,
-    // The deployment's gates the parent carries apply to the child too.
-    ...(parent.approvals ? { approvals: { tools: parent.approvals.tools } } : {}),
+    ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),
     ...(budget ? { budget } : {}),
     ...(definition.output ? { output: definition.output } : {}),
     status: 'running',
