@@ -6,6 +6,8 @@ import { AgentCatalog, type AgentCatalogRules, type AgentConfig } from '../../fu
 import { builtinAgents, builtinWorkflows, refOf, reservedNames, versionOf, workspaceRules } from '../../functions/core/definitions/definition.js';
 import type { AgentDefinition, WorkflowDefinition } from '../../functions/core/definitions/types.js';
 import { agentProfile, profileFor, profileOf } from '../../functions/core/agents/profiles.js';
+import { definitionFor } from '../../functions/core/agents/read.js';
+import type { Run } from '../../functions/core/runs/types.js';
 import { AgentConfigInvalid, AgentDefinitionMissing, type AgentRef } from '../../functions/core/agents/types.js';
 import { toolNames } from '../../functions/core/tools/builtin/builtin.js';
 import { MemoryAgentDefinitionStore } from '../support/memory.js';
@@ -42,6 +44,7 @@ function refusalOf(config: AgentConfig, deployment: AgentCatalogRules = rules): 
 
 describe('AgentCatalog.from refuses, with one line naming the definition and the field', () => {
   const helper = agent('helper');
+  const joiner = agent('joiner');
   const cases: [rule: string, config: AgentConfig, message: string][] = [
     // tools
     ['a tool the deployment lacks', { agents: [agent('helper', { tools: ['calculator', 'shout-loud'] })] }, `agent "helper": tools[1] "shout-loud" is not a tool of this deployment (it has ${deploymentTools})`],
@@ -78,8 +81,11 @@ describe('AgentCatalog.from refuses, with one line naming the definition and the
     ['a workflow step naming the Architect', { workflows: [workflow('flow', ['architect'])] }, 'workflow "flow": steps[0] "architect" names no agent this deployment has (assistant)'],
     ['a workflow step naming the Coder', { workflows: [workflow('flow', ['assistant', 'coder'])] }, 'workflow "flow": steps[1] "coder" names no agent this deployment has (assistant)'],
     ['an agent in two steps of a workflow', { agents: [helper], workflows: [workflow('flow', ['helper', 'assistant', 'helper'])] }, 'workflow "flow": steps[2] "helper" works in an earlier step already; an agent works once per workflow'],
-    ['an agent in a step and a later parallel one', { agents: [helper], workflows: [workflow('flow', ['helper', { parallel: ['assistant', 'helper'] }])] }, 'workflow "flow": steps[1] "helper" works in an earlier step already; an agent works once per workflow'],
-    ['an agent twice in one parallel step', { workflows: [workflow('flow', [{ parallel: ['assistant', 'assistant'] }])] }, 'workflow "flow": steps[0] "assistant" works in an earlier step already; an agent works once per workflow'],
+    ['an agent in a step and a later parallel one', { agents: [helper, joiner], workflows: [workflow('flow', ['helper', { parallel: ['assistant', 'helper'] }, 'joiner'])] }, 'workflow "flow": steps[1] "helper" works in an earlier step already; an agent works once per workflow'],
+    ['an agent twice in one parallel step', { agents: [joiner], workflows: [workflow('flow', [{ parallel: ['assistant', 'assistant'] }, 'joiner'])] }, 'workflow "flow": steps[0] "assistant" works in an earlier step already; an agent works once per workflow'],
+    // The last step's one answer is the run's: parallel answers need an agent that joins them.
+    ['a workflow whose last step is parallel', { agents: [helper, joiner], workflows: [workflow('flow', ['helper', { parallel: ['assistant', 'joiner'] }])] }, 'workflow "flow": steps[1] the last step is one agent, whose answer is the run\'s (add an agent that joins the parallel results)'],
+    ['a workflow of one parallel step', { agents: [helper], workflows: [workflow('flow', [{ parallel: ['assistant', 'helper'] }])] }, 'workflow "flow": steps[0] the last step is one agent, whose answer is the run\'s (add an agent that joins the parallel results)'],
     // the shape of a definition
     ['agents that are not an array', { agents: { helper } }, 'agents: must be a JSON array of definitions'],
     ['workflows that are not an array', { workflows: 'flow' }, 'workflows: must be a JSON array of definitions'],
@@ -132,7 +138,7 @@ describe('AgentCatalog.from accepts', () => {
     budget: { maxUsd: 0.5, maxTokens: 40_000 },
   });
   const lead = agent('lead', { tools: ['agent:researcher', 'agent:assistant', 'calculator'] });
-  const review = workflow('review', ['researcher', { parallel: ['lead', 'assistant'] }]);
+  const review = workflow('review', [{ parallel: ['researcher', 'lead'] }, 'assistant']);
 
   it('every kind of tool entry, every optional field, agents calling agents and workflows of them', () => {
     const catalog = AgentCatalog.from({ agents: [researcher, lead], workflows: [review] }, rules);
@@ -319,11 +325,16 @@ const validConfigArb = fc
       const agents = fc.tuple(...agentNames.map((name, i) => definitionArb(name, agentNames.slice(i + 1))));
       const workflows = fc.tuple(
         ...names.slice(agentCount).map((name) =>
-          fc.record({ description: textArb(80), members: fc.shuffledSubarray([...agentNames, 'assistant'], { minLength: 1 }), together: fc.boolean() }).map(({ description, members, together }): WorkflowDefinition => {
-            const [first, second, ...rest] = members;
-            const steps: WorkflowDefinition['steps'] = together && first && second ? [{ parallel: [first, second] }, ...rest] : members;
-            return { name, description, steps };
-          }),
+          fc
+            .record({ description: textArb(80), members: fc.shuffledSubarray([...agentNames, 'assistant'], { minLength: 1 }), together: fc.boolean(), at: fc.nat() })
+            .map(({ description, members, together, at }): WorkflowDefinition => {
+              // Two neighbours work at once, in any step but the last (whose one answer is the run's).
+              const i = at % Math.max(members.length - 2, 1);
+              const [first, second] = [members[i], members[i + 1]];
+              const steps: WorkflowDefinition['steps'] =
+                together && members.length >= 3 && first && second ? [...members.slice(0, i), { parallel: [first, second] }, ...members.slice(i + 2)] : members;
+              return { name, description, steps };
+            }),
         ),
       );
       return fc.record({ agents, workflows });
@@ -366,6 +377,27 @@ describe('AgentCatalog.from, for any set of definitions', () => {
         expect(named?.at(-1)).toBe(named?.[0]);
         const start = cycle.indexOf(named?.[0] ?? '');
         expect(named?.slice(0, -1)).toEqual(cycle.map((_, i) => cycle[(start + i) % cycle.length]));
+      }),
+    );
+  });
+
+  it('refuses a workflow of valid agents whose last step is parallel, however many steps come before', () => {
+    const arb = validConfigArb.chain(({ agents, workflows }) =>
+      fc
+        .record({ members: fc.shuffledSubarray([...agents.map((a) => a.name), 'assistant'], { minLength: 2 }), together: fc.nat() })
+        .map(({ members, together }) => {
+          // The last 2 or more work at once; the ones before one at a time.
+          const split = members.length - 2 - (together % (members.length - 1));
+          const steps: WorkflowDefinition['steps'] = [...members.slice(0, split), { parallel: members.slice(split) }];
+          return { agents, workflows, steps };
+        }),
+    );
+    fc.assert(
+      fc.property(arb, ({ agents, workflows, steps }) => {
+        fc.pre(![...agents, ...workflows].some((d) => d.name === 'ends-parallel'));
+        expect(refusalOf({ agents, workflows: [...workflows, workflow('ends-parallel', steps)] }, rules)).toBe(
+          `workflow "ends-parallel": steps[${steps.length - 1}] the last step is one agent, whose answer is the run's (add an agent that joins the parallel results)`,
+        );
       }),
     );
   });
@@ -470,32 +502,40 @@ describe('the built-in agents\' profiles', () => {
   });
 });
 
+/** A run's agents with the agent at `place` following `ref`, and `callees` its agents may call. */
+function runAgents(place: string, ref: AgentRef, callees: AgentRef[] = []): NonNullable<Run['agents']> {
+  return [{ place, ...ref }, ...callees.map((callee) => ({ place: callee.name, ...callee, callee: true as const }))];
+}
+
 describe('profileFor', () => {
   /** A store that fails the test if it is read. */
   const unread = { get: () => Promise.reject(new Error('the store was read')), put: () => Promise.resolve() };
 
   it('follows the built-in of the place for a run that recorded no definition', async () => {
     expect(await profileFor('architect', undefined, unread)).toBe(agentProfile('architect'));
+    // Agents recorded for other places only are none for this one.
+    expect(await profileFor('coder', runAgents('single', refOf(builtinAgents[0]!)), unread)).toBe(agentProfile('coder'));
   });
 
   it('takes the built-in without reading the store when the run recorded its version', async () => {
-    expect(await profileFor('single', refOf(builtinAgents[0]!), unread)).toBe(agentProfile('single'));
-    expect(await profileFor('coder', refOf(builtinAgents[2]!), unread)).toBe(agentProfile('coder'));
+    expect(await profileFor('single', runAgents('single', refOf(builtinAgents[0]!)), unread)).toBe(agentProfile('single'));
+    expect(await profileFor('coder', runAgents('coder', refOf(builtinAgents[2]!)), unread)).toBe(agentProfile('coder'));
   });
 
   it('reads a stored version once, and keeps it for later steps', async () => {
     const store = new MemoryAgentDefinitionStore();
     const definition = agent('once', { instructions: 'Read me once.', tools: ['calculator'], model: 'claude-small' });
     await store.put(refOf(definition), definition);
-    const first = await profileFor('once', refOf(definition), store);
-    const second = await profileFor('once', refOf(definition), store);
+    const first = await profileFor('once', runAgents('once', refOf(definition)), store);
+    const second = await profileFor('once', runAgents('once', refOf(definition)), store);
     expect(second).toBe(first);
     expect(store.gets).toEqual([refOf(definition)]);
-    expect({ system: first.system, tools: first.tools.names, model: first.model, definition: first.definition }).toEqual({
+    expect({ system: first.system, tools: first.tools.names, model: first.model, definition: first.definition, agentTools: [...first.agentTools] }).toEqual({
       system: 'Read me once.',
       tools: ['calculator'],
       model: 'claude-small',
       definition: refOf(definition),
+      agentTools: [],
     });
   });
 
@@ -503,9 +543,21 @@ describe('profileFor', () => {
     const store = new MemoryAgentDefinitionStore();
     const older = { ...builtinAgents[0]!, instructions: 'An older assistant.', tools: ['calculator'] };
     await store.put(refOf(older), older);
-    const profile = await profileFor('single', refOf(older), store);
+    const profile = await profileFor('single', runAgents('single', refOf(older)), store);
     expect({ name: profile.name, system: profile.system, tools: profile.tools.names }).toEqual({ name: 'single', system: 'An older assistant.', tools: ['calculator'] });
     expect(store.gets).toEqual([refOf(older)]);
+  });
+
+  it('finds the agent at its place, never an agent of that name the run may call', async () => {
+    const store = new MemoryAgentDefinitionStore();
+    const own = agent('placed', { instructions: 'The step\'s version.' });
+    const called = agent('placed', { instructions: 'The version called as a tool.' });
+    for (const d of [own, called]) await store.put(refOf(d), d);
+    // In a workflow one agent may work in a step and be called by another: two entries, one place.
+    const agents = [{ place: 'placed', ...refOf(called), callee: true as const }, { place: 'placed', ...refOf(own), step: 0 }];
+    expect((await profileFor('placed', agents, store)).system).toBe('The step\'s version.');
+    // A callee's entry alone is no agent at the place.
+    await expect(profileFor('placed', agents.slice(0, 1), unread)).rejects.toThrow(new AgentDefinitionMissing('No built-in agent works as "placed"; the run\'s definition names it.'));
   });
 
   it('keeps at most 100 versions, letting the one read longest ago go first', async () => {
@@ -518,7 +570,7 @@ describe('profileFor', () => {
       await store.put(refOf(definition), definition);
       refs.push(refOf(definition));
     }
-    const read = async (i: number) => fresh.profileFor(`kept-${i}`, refs[i], store);
+    const read = async (i: number) => fresh.profileFor(`kept-${i}`, runAgents(`kept-${i}`, refs[i]!), store);
     const readsOf = (i: number) => store.gets.filter((ref) => ref.name === `kept-${i}`).length;
     for (let i = 0; i < 100; i++) await read(i);
     await read(0);
@@ -533,11 +585,110 @@ describe('profileFor', () => {
   it('refuses a version that is stored nowhere', async () => {
     const store = new MemoryAgentDefinitionStore();
     const ref = { name: 'gone', version: '0123456789ab' };
-    await expect(profileFor('gone', ref, store)).rejects.toThrow(new AgentDefinitionMissing('Version 0123456789ab of agent "gone" is not stored.'));
-    await expect(profileFor('gone', ref, undefined)).rejects.toThrow(AgentDefinitionMissing);
+    await expect(profileFor('gone', runAgents('gone', ref), store)).rejects.toThrow(new AgentDefinitionMissing('Version 0123456789ab of agent "gone" is not stored.'));
+    await expect(profileFor('gone', runAgents('gone', ref), undefined)).rejects.toThrow(AgentDefinitionMissing);
     // Nothing missing is remembered: stored later, the version is found.
     const definition = agent('gone');
     await store.put(ref, definition);
-    expect((await profileFor('gone', ref, store)).system).toBe('You are the gone.');
+    expect((await profileFor('gone', runAgents('gone', ref), store)).system).toBe('You are the gone.');
+  });
+});
+
+describe('profileFor an agent that calls agents', () => {
+  const helperV1 = agent('tool-helper', { description: 'Adds numbers (v1).' });
+  const helperV2 = agent('tool-helper', { description: 'Adds numbers (v2).' });
+  const checker = agent('tool-checker', { description: 'Checks sums.' });
+  const bystander = agent('tool-bystander');
+  const lead = agent('tool-lead', { tools: ['calculator', 'agent:tool-checker', 'agent:tool-helper', 'agent:tool-absent', 'agent:assistant'] });
+
+  async function storeOf(...definitions: AgentDefinition[]) {
+    const store = new MemoryAgentDefinitionStore();
+    for (const d of definitions) await store.put(refOf(d), d);
+    return store;
+  }
+
+  it('offers, after its own tools, one tool per agent it calls that the run recorded, described by the recorded version', async () => {
+    const store = await storeOf(lead, helperV1, helperV2, checker, bystander);
+    const assistant = refOf(builtinAgents[0]!);
+    // The run may call a bystander (another agent's callee) and records no tool-absent: neither is offered.
+    const profile = await profileFor('tool-lead', runAgents('tool-lead', refOf(lead), [refOf(helperV1), refOf(bystander), assistant, refOf(checker)]), store);
+
+    expect(profile.tools.names).toEqual(['calculator', 'agent_tool_helper', 'agent_assistant', 'agent_tool_checker']);
+    expect([...profile.agentTools]).toEqual(['agent_tool_helper', 'agent_assistant', 'agent_tool_checker']);
+    const specs = new Map(profile.tools.specs().map((spec) => [spec.name, spec]));
+    expect(specs.get('agent_tool_helper')).toEqual({
+      name: 'agent_tool_helper',
+      description: 'Adds numbers (v1).\n\nRuns the agent "tool-helper" on the goal you give it and answers with its result.',
+      inputSchema: expect.objectContaining({ type: 'object', properties: { goal: expect.objectContaining({ type: 'string' }), context: expect.objectContaining({ type: 'string' }) }, required: ['goal'] }),
+    });
+    expect(specs.get('agent_assistant')?.description).toBe(`${builtinAgents[0]!.description}\n\nRuns the agent "assistant" on the goal you give it and answers with its result.`);
+    // The built-in's description needs no read; the bystander's is never read.
+    expect(store.gets.map((ref) => ref.name).sort()).toEqual(['tool-checker', 'tool-helper', 'tool-lead']);
+  });
+
+  it('makes one profile per set of callee versions: the same versions share it, another version of a callee makes another', async () => {
+    const store = await storeOf(lead, helperV1, helperV2, checker);
+    const withV1 = runAgents('tool-lead', refOf(lead), [refOf(helperV1), refOf(checker)]);
+    const withV2 = runAgents('tool-lead', refOf(lead), [refOf(helperV2), refOf(checker)]);
+    const first = await profileFor('tool-lead', withV1, store);
+    const again = await profileFor('tool-lead', structuredClone(withV1), store);
+    const other = await profileFor('tool-lead', withV2, store);
+
+    expect(again).toBe(first);
+    expect(other).not.toBe(first);
+    expect([first, other].map((p) => p.tools.specs().find((spec) => spec.name === 'agent_tool_helper')?.description.split('\n')[0])).toEqual(['Adds numbers (v1).', 'Adds numbers (v2).']);
+    // Without the callees the agent has its own tools only.
+    expect((await profileFor('tool-lead', runAgents('tool-lead', refOf(lead)), store)).tools.names).toEqual(['calculator']);
+  });
+
+  it('refuses when a callee\'s recorded version is stored nowhere', async () => {
+    const lost = agent('tool-lost');
+    const caller = agent('tool-caller', { tools: ['agent:tool-lost'] });
+    const store = await storeOf(caller);
+    await expect(profileFor('tool-caller', runAgents('tool-caller', refOf(caller), [refOf(lost)]), store)).rejects.toThrow(
+      new AgentDefinitionMissing(`Version ${refOf(lost).version} of agent "tool-lost" is not stored.`),
+    );
+  });
+});
+
+describe('definitionFor', () => {
+  it('answers a built-in\'s version without the store, and another version of it from the store', async () => {
+    const unread = { get: () => Promise.reject(new Error('the store was read')), put: () => Promise.resolve() };
+    for (const builtin of builtinAgents) expect(await definitionFor(refOf(builtin), unread)).toBe(builtin);
+    const store = new MemoryAgentDefinitionStore();
+    const older = { ...builtinAgents[1]!, instructions: 'An older Architect.' };
+    await store.put(refOf(older), older);
+    expect(await definitionFor(refOf(older), store)).toEqual(older);
+  });
+
+  it('parses what the store holds, refusing a version stored nowhere', async () => {
+    const store = new MemoryAgentDefinitionStore();
+    const ref = { name: 'parsed', version: 'aaaaaaaaaaaa' };
+    await expect(definitionFor(ref, store)).rejects.toThrow(new AgentDefinitionMissing('Version aaaaaaaaaaaa of agent "parsed" is not stored.'));
+    await expect(definitionFor(ref, undefined)).rejects.toThrow(AgentDefinitionMissing);
+    // Stored without tools, it reads as a definition with none (the schema's default).
+    await store.put(ref, { name: 'parsed', description: 'D.', instructions: 'I.' });
+    expect(await definitionFor(ref, store)).toStrictEqual({ name: 'parsed', description: 'D.', instructions: 'I.', tools: [] });
+  });
+
+  it('reads each version once, keeping at most 100 and dropping the one read first', async () => {
+    vi.resetModules();
+    const fresh = await import('../../functions/core/agents/read.js');
+    const store = new MemoryAgentDefinitionStore();
+    const refs: AgentRef[] = [];
+    for (let i = 0; i <= 100; i++) {
+      const definition = agent(`read-${i}`);
+      await store.put(refOf(definition), definition);
+      refs.push(refOf(definition));
+    }
+    const read = (i: number) => fresh.definitionFor(refs[i]!, store);
+    const readsOf = (i: number) => store.gets.filter((ref) => ref.name === `read-${i}`).length;
+    for (let i = 0; i < 100; i++) await read(i);
+    expect(await read(0)).toEqual(agent('read-0'));
+    expect(readsOf(0)).toBe(1);
+    await read(100);
+    await read(1);
+    await read(0);
+    expect([readsOf(0), readsOf(1), readsOf(100)]).toEqual([2, 1, 1]);
   });
 });

@@ -54,7 +54,8 @@ const extractor = agent('extractor', {
   approvals: { tools: ['calculator'], rules: [{ tool: 'calculator', action: 'approve' }] },
   budget: { maxUsd: 0.5 },
 });
-const reviewFlow = workflow('review-flow', ['extractor', { parallel: ['reviewer', 'assistant'] }]);
+// Two agents at once, then the assistant, whose one answer is the run's (a last step is one agent).
+const reviewFlow = workflow('review-flow', [{ parallel: ['extractor', 'reviewer'] }, 'assistant']);
 const catalog = AgentCatalog.from({ agents: [reviewer, extractor], workflows: [reviewFlow] }, { external: externalToolNames });
 const assistantRef = refOf(builtinAgents[0]!);
 
@@ -205,6 +206,31 @@ describe('runPlanOf', () => {
     expect(places({ agent: 'reviewer' })).toEqual(['single', 'reviewer', ['reviewer'], { agent: refOf(reviewer) }]);
     expect(places({ workflow: 'review-flow' })).toEqual(['multi', 'extractor', ['extractor', 'reviewer', 'single'], { workflow: { name: 'review-flow', version: versionOf(reviewFlow) } }]);
   });
+
+  it('numbers each agent of a workflow by its step, and gives the steps to run only for a team\'s workflow', () => {
+    const stepsOf = (body: Parameters<typeof runPlanOf>[0]) => {
+      const plan = runPlanOf(body, catalog);
+      return { agents: plan.agents.map((a) => [a.place, a.step]), steps: plan.steps, hasSteps: 'steps' in plan };
+    };
+    expect(stepsOf({ workflow: 'review-flow' })).toEqual({
+      agents: [
+        ['extractor', 0],
+        ['reviewer', 0],
+        ['single', 1],
+      ],
+      steps: [
+        [
+          { agent: 'extractor', label: 'extractor' },
+          { agent: 'reviewer', label: 'reviewer' },
+        ],
+        [{ agent: 'single', label: 'single' }],
+      ],
+      hasSteps: true,
+    });
+    // plan-and-build has states of its own in the orchestrator; a one-agent run has no steps at all.
+    expect(stepsOf({ mode: 'multi' })).toEqual({ agents: [['architect', 0], ['coder', 1]], steps: undefined, hasSteps: false });
+    expect(stepsOf({ agent: 'reviewer' })).toEqual({ agents: [['reviewer', undefined]], steps: undefined, hasSteps: false });
+  });
 });
 
 describe('a run of a team\'s workflow', () => {
@@ -218,9 +244,9 @@ describe('a run of a team\'s workflow', () => {
       owner,
       workflow: { name: 'review-flow', version: versionOf(reviewFlow) },
       agents: [
-        { place: 'extractor', ...refOf(extractor) },
-        { place: 'reviewer', ...refOf(reviewer) },
-        { place: 'single', ...assistantRef },
+        { place: 'extractor', ...refOf(extractor), step: 0 },
+        { place: 'reviewer', ...refOf(reviewer), step: 0 },
+        { place: 'single', ...assistantRef, step: 1 },
       ],
       approvals: {
         tools: ['calculator', 'write_file', 'docs__search'],
@@ -238,7 +264,23 @@ describe('a run of a team\'s workflow', () => {
       updatedAt: now,
     });
     expect(deps.starter.started).toEqual([
-      { runId: 'run-1', mode: 'multi', agent: 'extractor', label: 'extractor', conversationId: 'run/run-1/extractor', maxIterations: 25, model: '' },
+      {
+        runId: 'run-1',
+        mode: 'multi',
+        agent: 'extractor',
+        label: 'extractor',
+        conversationId: 'run/run-1/extractor',
+        maxIterations: 25,
+        model: '',
+        // The orchestrator runs the workflow's steps in order, each step's agents at once.
+        steps: [
+          [
+            { agent: 'extractor', label: 'extractor' },
+            { agent: 'reviewer', label: 'reviewer' },
+          ],
+          [{ agent: 'single', label: 'single' }],
+        ],
+      },
     ]);
   });
 });

@@ -16,6 +16,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { definitionFor } from '../agents/read.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
+import { gatedTools } from '../approvals/policy.js';
 import type { Budget } from '../budgets/types.js';
 import { agentToolName, placeOf } from '../definitions/definition.js';
 import { NotFound, messageOf } from '../errors/errors.js';
@@ -109,6 +110,10 @@ export async function startChild(parentRunId: string, call: ToolUseBlock, deps: 
   const runId = childRunIdOf(parent.runId, call.id);
   const now = (deps.clock?.() ?? new Date()).toISOString();
   const budget = stricter(remaining(parent), definition.budget);
+  // The deployment's gates the parent carries, and the callee's own policy: a definition's gates
+  // and rules hold wherever its agent runs (DESIGN §16), as a tool too.
+  const gated = gatedTools(parent.approvals?.tools ?? [], definition.approvals?.tools);
+  const rules = definition.approvals?.rules ?? [];
   await deps.runs.create({
     runId,
     mode: 'single',
@@ -119,8 +124,7 @@ export async function startChild(parentRunId: string, call: ToolUseBlock, deps: 
     agents: [{ place, ...ref }, ...(parent.agents ?? []).filter((agent) => agent.callee)],
     parentRunId: parent.runId,
     depth: (parent.depth ?? 0) + 1,
-    // The deployment's gates the parent carries apply to the child too.
-    ...(parent.approvals ? { approvals: { tools: parent.approvals.tools } } : {}),
+    ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),
     ...(budget ? { budget } : {}),
     ...(definition.output ? { output: definition.output } : {}),
     status: 'running',
