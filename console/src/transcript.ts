@@ -56,6 +56,8 @@ export interface ToolItem {
   parentMessageId?: string;
   approval?: Approval;
   result?: { content: string; isError?: boolean; ran?: boolean };
+  /** The child run a call of an agent started, and whether it has ended. */
+  child?: { runId: string; agent: string; ended: boolean; isError?: boolean };
   abandoned: boolean;
 }
 
@@ -273,6 +275,14 @@ function custom(t: Transcript, name: string, v: Record<string, unknown>): Transc
         ...item,
         result: { content: item.result?.content ?? '', isError: v.isError === true, ran: v.ran !== false },
       }));
+    case 'stepwise.child_run_started': {
+      const runId = str(v.runId);
+      const agent = str(v.agent);
+      if (!runId || !agent) return t;
+      return updateItem(t, str(v.toolCallId), 'tool', (item) => ({ ...item, child: { runId, agent, ended: false } }));
+    }
+    case 'stepwise.child_run_ended':
+      return updateItem(t, str(v.toolCallId), 'tool', (item) => (item.child ? { ...item, child: { ...item.child, ended: true, isError: v.isError === true } } : item));
     case 'stepwise.plan':
       return { ...t, plan: v.plan };
     case 'stepwise.attempt_abandoned': {

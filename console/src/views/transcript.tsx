@@ -6,7 +6,7 @@
 import { useMemo, useState } from 'preact/hooks';
 import { renderMarkdown } from '../markdown.js';
 import { type Item, type Section, type TextItem, type ToolItem, type Transcript, type UsageItem, inputOf } from '../transcript.js';
-import { formatCost, formatCount, memo, prettyJson } from './common.js';
+import { formatCost, formatCount, memo, prettyJson, runHref } from './common.js';
 
 const agentTitles: Record<string, string> = { single: 'Agent', architect: 'Architect', coder: 'Coder' };
 
@@ -106,6 +106,14 @@ function ToolView({ item, running, planned }: { item: ToolItem; running: boolean
         </details>
       )}
       {item.approval?.message && <p class="note">Reviewer's message: {item.approval.message}</p>}
+      {item.child && (
+        <p class="note child-run">
+          {item.child.ended ? (item.child.isError ? 'Child run ended with an error: ' : 'Child run ended: ') : 'Child run working: '}
+          <a href={runHref(item.child.runId)}>
+            {item.child.agent} · {item.child.runId}
+          </a>
+        </p>
+      )}
       {item.result && <Output content={item.result.content} error={item.result.isError === true} />}
     </li>
   );
