@@ -9,6 +9,7 @@ import type { AgentDefinition } from '../../functions/core/definitions/types.js'
 import type { Run } from '../../functions/core/runs/types.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
+import { wire } from '../../functions/wiring/wire.js';
 
 const helper: AgentDefinition = {
   name: 'helper',
@@ -25,7 +26,8 @@ const lead: AgentDefinition = {
   budget: { maxUsd: 5 },
 };
 
-const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([helper, lead]) });
+// A priced model and a daily limit, so each run's cost is counted in its owner's daily spend.
+const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([helper, lead]), STEPWISE_MODEL: 'claude-sonnet-4-5', STEPWISE_DAILY_MAX_USD: '100' });
 
 const get = async (runId: string) => (await local.get(`/runs/${runId}`)).body as unknown as Run;
 
@@ -52,6 +54,14 @@ describe('agents as tools', () => {
     const ownInput = requests.length;
     expect(run.usage.inputTokens).toBeGreaterThanOrEqual(childRun.usage.inputTokens + ownInput);
     expect(run.usage.inputTokens).toBe((run.usageByAgent?.lead?.inputTokens ?? 0) + childRun.usage.inputTokens);
+
+    // The parent's cost holds the child's, which the owner's daily spend counts once.
+    const childCost = childRun.estimatedCostUsd ?? 0;
+    expect(childCost).toBeGreaterThan(0);
+    expect(run).toMatchObject({ childCostUsd: childCost });
+    const { spend } = wire(process.env);
+    const spent = await spend.spentOn(run.owner!, run.createdAt.slice(0, 10));
+    expect(spent).toBeCloseTo(run.estimatedCostUsd ?? 0, 9);
   });
 
   it('cancels the child with its parent', async () => {

@@ -152,7 +152,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver }: StepOutcome): Promise<RunTotals | undefined> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver, withChildren }: StepOutcome): Promise<RunTotals | undefined> {
     // Each call is counted once: an agent's steps run one after another, and within a step its
     // summary before its answer, so a mark that only grows (2 × iteration, + 1 for the answer)
     // tells a counted call from a new one in a few bytes, where a set of every counted step made
@@ -168,7 +168,7 @@ export class DynamoRunStore implements RunStore {
           UpdateExpression:
             'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
             '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
-            '#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost ' +
+            `#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost${withChildren ? ', childCostUsd :zero' : ''} ` +
             `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? (handsOver ? ', agentResults.#agent = :result' : ', #result = :result') : ''}`,
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
           ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result && !handsOver ? { '#result': 'result' } : {}) },
@@ -183,6 +183,7 @@ export class DynamoRunStore implements RunStore {
             ':iterations': iteration + 1,
             ':now': this.clock().toISOString(),
             ...(result ? { ':result': toStoredResult(result) } : {}),
+            ...(withChildren ? { ':zero': 0 } : {}),
           },
           // The totals after the addition, so a step checking its budget need not read them back.
           ReturnValues: 'UPDATED_NEW',
@@ -197,6 +198,7 @@ export class DynamoRunStore implements RunStore {
           cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
         },
         estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
+        ...(totals.childCostUsd !== undefined ? { childCostUsd: Number(totals.childCostUsd) } : {}),
       };
     } catch (error) {
       // Already counted (a retried step), or no such run: either way there is nothing to add.
@@ -366,7 +368,7 @@ export class DynamoRunStore implements RunStore {
           TableName: this.options.table,
           Key: key(runId),
           UpdateExpression:
-            'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, estimatedCostUsd :cost, rolledUp :call',
+            'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, estimatedCostUsd :cost, childCostUsd :cost, rolledUp :call',
           ConditionExpression: 'attribute_exists(pk) AND NOT contains(rolledUp, :id)',
           ExpressionAttributeValues: {
             ':in': usage.inputTokens,
@@ -389,6 +391,7 @@ export class DynamoRunStore implements RunStore {
           cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
         },
         estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
+        ...(totals.childCostUsd !== undefined ? { childCostUsd: Number(totals.childCostUsd) } : {}),
       };
     } catch (error) {
       if (!isConditionFailed(error)) throw error;

@@ -34,7 +34,8 @@ async function stopIfSpent(step: InferenceStep, spent: 'before' | 'read' | RunTo
     spent === 'before' ? run : spent === 'read' ? ((await deps.runs.get(run.runId)) ?? run) : { ...run, ...spent };
   let reason = runBudgetSpent(current);
   if (daily && deps.spend && current.owner) {
-    const cost = current.estimatedCostUsd ?? 0;
+    // A child run counts its own spend in the daily counter: the parent, only what is its own.
+    const cost = (current.estimatedCostUsd ?? 0) - (current.childCostUsd ?? 0);
     if (counted && cost > 0) await deps.spend.recordRun(current.owner, dayOf(current.createdAt), current.runId, cost);
     const today = dayOf((deps.clock ?? (() => new Date()))());
     reason ??= dailyBudgetSpent(await deps.spend.spentOn(current.owner, today), deps.budgets?.dailyMaxUsd, today);

@@ -38,7 +38,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
   if (cached) return { controls: cached };
   const run = await deps.runs.get(runId);
   if (!run) return {};
-  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents } = run;
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd } = run;
   remember(deps.runs, runId, agents);
   const controls = {
     runId,
@@ -49,6 +49,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
     usage,
     ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
     ...(agents ? { agents } : {}),
+    ...(childCostUsd !== undefined ? { childCostUsd } : {}),
   };
   if (!budget) {
     if (known.size >= 100) known.delete(known.keys().next().value ?? '');

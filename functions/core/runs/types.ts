@@ -77,6 +77,8 @@ export const Run = z.object({
   /** A child run: the run whose agent called this one as a tool, and how deep the calls go (a top run is 0). */
   parentRunId: z.string().optional(),
   depth: z.number().int().nonnegative().optional(),
+  /** The part of `estimatedCostUsd` the run's child runs spent (rolled up as each one's result is read). */
+  childCostUsd: z.number().nonnegative().optional(),
   /** The child runs the run's agents started, by the id of the tool call that started each. */
   children: z.record(z.string(), z.object({ runId: z.string(), agent: AgentName })).optional(),
   /** The answers of a workflow's agents before its last step, by place: what the next step starts from. */
@@ -133,7 +135,7 @@ export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): Ag
 }
 
 /** What a step needs of its run record besides the conversation (docs/costs.md, "Budgets"; docs/http-api.md, "Structured output"). */
-export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents'>;
+export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd'>;
 
 /** What one inference step adds to its run. */
 export interface StepOutcome {
@@ -144,6 +146,8 @@ export interface StepOutcome {
   result?: RunResult;
   /** The result is the agent's answer to the next step of its workflow (`agentResults`), not the run's. */
   handsOver?: boolean;
+  /** The agent may call agents: the totals say what of the cost its child runs spent (`childCostUsd`). */
+  withChildren?: boolean;
   /**
    * Which model call of the step this is: a step that compacts the conversation makes a summary
    * call before its answer, counted apart (and first) so a budget can stop the run between them.
@@ -153,7 +157,11 @@ export interface StepOutcome {
 }
 
 /** What a run has spent so far, in total. */
-export type RunTotals = Pick<Run, 'usage'> & { estimatedCostUsd: number };
+export type RunTotals = Pick<Run, 'usage'> & {
+  estimatedCostUsd: number;
+  /** The part of `estimatedCostUsd` its child runs spent (counted by them in their owner's daily spend). */
+  childCostUsd?: number;
+};
 
 /** Durable run records. */
 export interface RunStore {

@@ -69,6 +69,7 @@ export async function count(
         ...(costUsd !== undefined ? { costUsd } : {}),
         ...(result ? { result, ...(handsOver(step.run, step.input.agent) ? { handsOver: true } : {}) } : {}),
         ...(call === 'summary' ? { call } : {}),
+        ...(step.profile.agentTools.size ? { withChildren: true } : {}),
       })
     : undefined;
   const turn = 'meta' in made && made.meta.stopReason === 'tool_use' ? made : undefined;
