@@ -10,7 +10,7 @@ import { Approval } from '../../core/approvals/types.js';
 import { type Owner } from '../../core/callers/types.js';
 import { ownerKey } from '../../core/callers/access.js';
 import type { AgentName } from '../../core/agents/types.js';
-import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, summaryGoalChars } from '../../core/runs/types.js';
+import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, placesOf, summaryGoalChars } from '../../core/runs/types.js';
 import { type Usage, zeroUsage } from '../../core/model/messages.js';
 import type { Plan } from '../../core/plan/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
@@ -130,7 +130,7 @@ export class DynamoRunStore implements RunStore {
             ...goalField,
             ...(output ? { outputSchema: JSON.stringify(output.schema) } : {}),
             ...usage,
-            usageByAgent: usageMaps(run.mode),
+            usageByAgent: usageMaps(run),
             estimatedCostUsd: 0,
             ...(run.owner ? indexKeys(run, run.owner) : {}),
           },
@@ -337,9 +337,8 @@ function fromStoredResult({ outputJson, ...result }: Record<string, unknown>): R
   return typeof outputJson === 'string' ? { ...result, output: JSON.parse(outputJson) as unknown } : result;
 }
 
-function usageMaps(mode: Run['mode']): Partial<Record<AgentName, Usage>> {
-  const agents: AgentName[] = mode === 'single' ? ['single'] : ['architect', 'coder'];
-  return Object.fromEntries(agents.map((agent) => [agent, { ...zeroUsage }]));
+function usageMaps(run: Run): Partial<Record<AgentName, Usage>> {
+  return Object.fromEntries(placesOf(run).map((agent) => [agent, { ...zeroUsage }]));
 }
 
 function key(runId: string): { pk: string; sk: string } {
