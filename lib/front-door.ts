@@ -235,6 +235,8 @@ export class FrontDoor extends Construct {
     for (const fn of [this.apiFunction.function, this.intakeFunction.function]) {
       storage.grantRunRecords(fn, 'readWrite');
       storage.grantIntakeRecords(fn);
+      // Each run's agents are stored once per version, so its steps follow the definitions it started with.
+      storage.grantAgentDefinitions(fn, 'write');
       orchestrator.grantStartExecution(fn);
       // Refusing runs once a caller's day is spent needs that day's sum.
       if (props.budgets?.dailyMaxUsdPerCaller !== undefined) storage.grantSpend(fn, 'read');

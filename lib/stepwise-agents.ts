@@ -267,6 +267,8 @@ export class StepwiseAgents extends Construct {
     this.storage.grantToolCatalog(this.inference.function, 'write');
     if (props.budgets?.dailyMaxUsdPerCaller !== undefined) this.storage.grantSpend(this.inference.function, 'record');
     this.storage.grantLiveText(this.inference.function, 'write');
+    // The version of its agent's definition a run recorded (the built-ins' own versions need no read).
+    this.storage.grantAgentDefinitions(this.inference.function, 'read');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).
@@ -283,6 +285,7 @@ export class StepwiseAgents extends Construct {
     this.storage.grantRunRecords(this.tool.function, 'updateOnly');
     this.storage.grantApprovals(this.tool.function, 'settle');
     this.storage.grantToolCatalog(this.tool.function, 'read');
+    this.storage.grantAgentDefinitions(this.tool.function, 'read');
 
     this.approval = new StepwiseFunction(this, 'Approval', { handler: 'approval', timeout: Duration.seconds(30), environment: shared });
     this.storage.grantConversationRead(this.approval.function);

@@ -81,9 +81,10 @@ export class LiveStream extends Construct {
     storage.grantConversationRead(fn);
     storage.grantLiveText(fn, 'read');
     // POST /agui starts a run as POST /runs does: the run record, idempotency key and session
-    // lock, the caller's running runs, the orchestrator's start.
+    // lock, the caller's running runs, its agents' definitions, the orchestrator's start.
     storage.grantRunRecords(fn, 'readWrite');
     storage.grantIntakeRecords(fn);
+    storage.grantAgentDefinitions(fn, 'write');
     orchestrator.grantStartExecution(fn);
     // ... and, with a daily limit, refuses it once the caller's day is spent (that day's sum).
     if (props.apiEnvironment.STEPWISE_DAILY_MAX_USD !== undefined) storage.grantSpend(fn, 'read');
