@@ -135,6 +135,12 @@ export interface FrontDoorProps {
    */
   readonly allowedModels?: string[];
   /**
+   * The deployment's agent and workflow definitions as esbuild `define` (`definitionsDefine`),
+   * bundled into the API and intake functions, which check run requests against them.
+   * @default {} (the built-ins only)
+   */
+  readonly bundledDefinitions?: Readonly<Record<string, string>>;
+  /**
    * Authorization of every route.
    * @default { type: 'iam' } (SigV4-signed requests)
    */
@@ -226,11 +232,13 @@ export class FrontDoor extends Construct {
       reason: 'This queue is itself the dead-letter queue of the event intake.',
     });
 
-    this.apiFunction = new StepwiseFunction(this, 'Api', { handler: 'api', timeout: Duration.seconds(29), environment: orchestratorEnv });
+    const define = props.bundledDefinitions ?? {};
+    this.apiFunction = new StepwiseFunction(this, 'Api', { handler: 'api', timeout: Duration.seconds(29), environment: orchestratorEnv, define });
     this.intakeFunction = new StepwiseFunction(this, 'Intake', {
       handler: 'run-requested',
       timeout: Duration.seconds(30),
       environment: { ...orchestratorEnv, STEPWISE_DEAD_LETTER_URL: this.deadLetters.queueUrl },
+      define,
     });
     for (const fn of [this.apiFunction.function, this.intakeFunction.function]) {
       storage.grantRunRecords(fn, 'readWrite');

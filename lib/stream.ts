@@ -14,6 +14,12 @@ export interface LiveStreamProps {
   /** The settings the API function runs with (callers, intake, storage), shared so both read callers alike. */
   readonly apiEnvironment: Readonly<Record<string, string>>;
   /**
+   * The deployment's agent and workflow definitions as esbuild `define`, bundled as into the API
+   * function: `POST /agui` checks run requests against them.
+   * @default {} (the built-ins only)
+   */
+  readonly bundledDefinitions?: Readonly<Record<string, string>>;
+  /**
    * How callers authenticate: the HTTP API's setting, enforced the same way at the function URL.
    * @default { type: 'iam' }
    */
@@ -72,6 +78,7 @@ export class LiveStream extends Construct {
           : {}),
       },
       ...(props.maxConcurrentStreams !== undefined ? { reservedConcurrentExecutions: props.maxConcurrentStreams } : {}),
+      ...(props.bundledDefinitions ? { define: props.bundledDefinitions } : {}),
     });
     const fn = this.function.function;
 
