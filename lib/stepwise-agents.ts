@@ -409,6 +409,7 @@ export class StepwiseAgents extends Construct {
       api: { httpApi: this.api, function: this.functions.api },
       stream: { function: this.functions.stream, timeout: this.liveStream.timeout, maxStream: this.liveStream.maxStream },
       deadLetters: this.frontDoor.deadLetters,
+      agents: this.agentPlaces,
       ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
     });
     this.dashboard = this.observability.dashboard;

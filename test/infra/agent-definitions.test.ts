@@ -1,6 +1,6 @@
 /**
  * A deployment's own agents and workflows (DESIGN §12): checked at synth with one line naming the
- * definition and field, bundled into the functions that start runs.
+ * definition and field, bundled into the functions that start runs, graphed on the dashboard.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -151,6 +151,7 @@ describe('cdk synth of the app (bin/app.ts)', () => {
 describe('StepwiseAgents with agents of your own, deployed', () => {
   /** Each function's bundled code, by handler, as `cdk synth` writes it. */
   let code: Record<string, string>;
+  let dashboard: string;
 
   beforeAll(() => {
     const outdir = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
@@ -168,6 +169,7 @@ describe('StepwiseAgents with agents of your own, deployed', () => {
             return [String(r.Properties.Environment.Variables.STEPWISE_HANDLER), readFileSync(join(outdir, `asset.${asset}`, 'index.mjs'), 'utf8')];
           }),
       );
+      dashboard = JSON.stringify(resources.find((r) => r.Type === 'AWS::CloudWatch::Dashboard')?.Properties);
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
@@ -179,5 +181,12 @@ describe('StepwiseAgents with agents of your own, deployed', () => {
     expect(carries(triage.instructions)).toEqual(['api', 'run-requested', 'stream']);
     expect(carries(review.description)).toEqual(['api', 'run-requested', 'stream']);
     expect(Object.keys(code).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference', 'run-requested', 'stream', 'tool']);
+  });
+
+  it('graphs the iterations and tokens of each of its agents beside the built-ins\'', () => {
+    for (const agent of ['single', 'architect', 'coder', 'triage', 'summarizer', 'critic']) {
+      expect(dashboard).toContain(`\\"Stepwise\\",\\"Iterations\\",\\"agent\\",\\"${agent}\\",\\"service\\",\\"stepwise\\"`);
+      expect(dashboard).toContain(`\\"Stepwise\\",\\"InputTokens\\",\\"agent\\",\\"${agent}\\",\\"service\\",\\"stepwise\\",{\\"label\\":\\"input · ${agent}\\"`);
+    }
   });
 });
