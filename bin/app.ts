@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 /** The CDK app: `npx cdk synth` / `npx cdk deploy`. Settings come from `cdk.json` context. */
+import { readFileSync } from 'node:fs';
 import { App, Duration, Validations } from 'aws-cdk-lib';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import type { AgentDefinitionConfig, WorkflowDefinitionConfig } from '../lib/agent-definitions.js';
 import type { McpServerConfig } from '../lib/external-tools.js';
 import type { ApiAuth, BudgetProps, CallerSettings } from '../lib/front-door.js';
 import { type ConsoleSettings, StepwiseStack } from '../lib/stepwise-stack.js';
@@ -17,6 +19,20 @@ const allowed = context('allowedModels') ?? [];
 // pool to sign in with, { "oidc": { "clientId": "…" } } under your own JWT issuer, or false (off).
 const consoleContext = app.node.tryGetContext('stepwise:console') as ConsoleSettings | false | 'false' | undefined;
 const consoleSetting = consoleContext === false || consoleContext === 'false' ? undefined : consoleContext;
+/**
+ * A JSON setting: as written in cdk.json, or its JSON text (or `@<file>` of it) on the command line
+ * (-c stepwise:agents=@agents.json). The construct checks what it holds.
+ */
+function jsonContext(key: string): unknown {
+  const value: unknown = app.node.tryGetContext(`stepwise:${key}`);
+  if (typeof value !== 'string') return value;
+  const file = value.startsWith('@') ? value.slice(1) : undefined;
+  try {
+    return JSON.parse(file ? readFileSync(file, 'utf8') : value) as unknown;
+  } catch (error) {
+    throw new Error(`stepwise:${key}: ${file ? `${file}: ` : ''}${error instanceof Error ? error.message : String(error)}`);
+  }
+}
 new StepwiseStack(app, 'Stepwise', {
   provider,
   model: String(context('model') ?? 'claude-sonnet-4-5'),
@@ -37,6 +53,10 @@ new StepwiseStack(app, 'Stepwise', {
   ...(context('runTimeout') ? { runTimeout: Duration.seconds(Number(context('runTimeout'))) } : {}),
   // Remote MCP servers: [{ "name": "docs", "url": "https://…/mcp", "agents"?: ["single", "coder"] }].
   mcpServers: (app.node.tryGetContext('stepwise:mcpServers') as McpServerConfig[] | undefined) ?? [],
+  // Your agents [{ "name", "description", "instructions", "tools"?, "model"?, … }] and workflows
+  // [{ "name", "description", "steps": ["<agent>", { "parallel": ["<agent>", …] }] }], checked at synth.
+  agents: (jsonContext('agents') as AgentDefinitionConfig[] | undefined) ?? [],
+  workflows: (jsonContext('workflows') as WorkflowDefinitionConfig[] | undefined) ?? [],
   // The most event streams open at once (the stream function's reserved concurrency); no cap when unset.
   ...(context('maxConcurrentStreams') ? { maxConcurrentStreams: Number(context('maxConcurrentStreams')) } : {}),
   ...(consoleSetting ? { console: consoleSetting } : {}),

@@ -19,12 +19,20 @@
  * STEPWISE_MCP_SERVERS and STEPWISE_LAMBDA_TOOLS configure external tools as deployed; the
  * functions of Lambda tools run from STEPWISE_LOCAL_FUNCTIONS, JSON `{ "<function name>": "<module>" }`,
  * each module's `handler` served by the local Lambda Invoke API.
+ *
+ * STEPWISE_AGENTS and STEPWISE_WORKFLOWS (JSON arrays, inline or `@<path>` to a file) stand in for
+ * cdk.json's `stepwise:agents` and `stepwise:workflows`, checked as `cdk synth` checks them: a bad
+ * definition ends the start with one line naming it and exit code 1.
  */
 import '../local/sdk-warning.js';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Duration } from 'aws-cdk-lib';
 import * as z from 'zod';
+import { AgentConfigInvalid } from '../functions/core/agents/types.js';
+import { messageOf } from '../functions/core/errors/errors.js';
+import { configuredDefinitions } from '../functions/wiring/agents.js';
+import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
 import { startModelStandIn } from '../local/model-stand-in.js';
 import { eventLine } from '../local/event-lines.js';
 import type { LocalFunctionHandler } from '../local/stand-ins/lambda-api.js';
@@ -38,6 +46,21 @@ const timeout = process.env.STEPWISE_APPROVAL_TIMEOUT;
 if (timeout !== undefined && !/^[1-9]\d{0,6}$/.test(timeout)) {
   throw new Error(`STEPWISE_APPROVAL_TIMEOUT must be a whole number of seconds (1 to 2,147,483), not "${timeout}".`);
 }
+// Read before anything starts: a file that cannot be read, or is not JSON, ends the start at once.
+const definitions = (() => {
+  try {
+    return configuredDefinitions(process.env);
+  } catch (error) {
+    process.stderr.write(`${messageOf(error)}\n`);
+    process.exit(1);
+  }
+})();
+const stackProps: StepwiseStackProps = {
+  // The stack checks them as `cdk synth` does (adviceFor below prints what it refuses).
+  ...(definitions.agents !== undefined ? { agents: definitions.agents as StepwiseStackProps['agents'] } : {}),
+  ...(definitions.workflows !== undefined ? { workflows: definitions.workflows as StepwiseStackProps['workflows'] } : {}),
+  ...(timeout ? { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } : {}),
+};
 // Without a key, the offline model answers: the first run gets a real answer.
 const model = await startModelStandIn(process.env);
 const modules = z
@@ -62,7 +85,7 @@ const stack = await startLocalStack({
     const line = eventLine(e);
     if (line) process.stdout.write(`${line}\n`);
   },
-  ...(timeout ? { stackProps: { approvalTimeout: Duration.seconds(Math.min(Number(timeout), 2_147_483)) } } : {}),
+  stackProps,
   env: model.env,
 }).catch(async (error: unknown) => {
   const advice = adviceFor(error);
@@ -89,6 +112,8 @@ function adviceFor(error: unknown): string | undefined {
     return `Port ${error.port} is in use: stop the other process, or set PORT to another port.`;
   }
   if (error instanceof DataDirInUse) return dataDirInUseAdvice(error);
+  // An agent or workflow definition the stack refused: the line names it and the field.
+  if (error instanceof AgentConfigInvalid) return error.message;
   // A setting the wiring refused (a bad STEPWISE_AGENTS definition, say): its one line names it.
   if (error instanceof Error && error.message.startsWith('Stepwise is misconfigured: ')) return error.message;
   return undefined;

@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 /**
  * An example of Stepwise as a library: StepwiseAgents inside a stack of your own, with the model,
- * a JWT authorizer for the API, one MCP server, one of your Lambda functions as a tool and an SNS
- * topic for the alarms chosen here.
+ * a JWT authorizer for the API, one MCP server, one of your Lambda functions as a tool, an agent
+ * of your own that uses them and an SNS topic for the alarms chosen here.
  * `npx cdk synth --app "npx tsx bin/example-app.ts"`
  */
 import { pathToFileURL } from 'node:url';
@@ -41,6 +41,15 @@ export class ResearchAssistantStack extends Stack {
           description: 'Counts the words of a text.',
           inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] },
           function: wordCount,
+        },
+      ],
+      // Your own agent beside the built-ins, checked at synth: POST /runs { "agent": "researcher", "goal": "…" }.
+      agents: [
+        {
+          name: 'researcher',
+          description: 'Answers a question from the docs server, citing the pages it used.',
+          instructions: 'Answer the question from the docs: search them, read the pages that fit, and cite each page you used. Say so when the docs do not answer it.',
+          tools: ['docs__*', 'word_count', 'write_file'],
         },
       ],
       // Your users sign in with your identity provider; API Gateway checks their tokens.

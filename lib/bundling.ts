@@ -19,8 +19,8 @@ export function externalModulesOf(handler: string): string[] {
   return handler === 'inference-bedrock' ? ['@aws-sdk/credential-providers'] : [];
 }
 
-/** The esbuild options of a handler's bundle, as the function construct builds it (minified, ESM). */
-export function esbuildOptionsOf(handler: string) {
+/** The esbuild options of a handler's bundle, as the function construct builds it (minified, ESM), with its `define` if any. */
+export function esbuildOptionsOf(handler: string, define: Record<string, string> = {}) {
   return {
     entryPoints: [`functions/handlers/${handler}.ts`],
     bundle: true,
@@ -31,5 +31,6 @@ export function esbuildOptionsOf(handler: string) {
     mainFields: bundleMainFields,
     external: externalModulesOf(handler),
     banner: { js: bundleBanner },
+    ...(Object.keys(define).length ? { define } : {}),
   };
 }

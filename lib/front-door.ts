@@ -135,6 +135,12 @@ export interface FrontDoorProps {
    */
   readonly allowedModels?: string[];
   /**
+   * The deployment's agent and workflow definitions as esbuild `define` (`definitionsDefine`),
+   * bundled into the API and intake functions, which check run requests against them.
+   * @default {} (the built-ins only)
+   */
+  readonly bundledDefinitions?: Readonly<Record<string, string>>;
+  /**
    * Authorization of every route.
    * @default { type: 'iam' } (SigV4-signed requests)
    */
@@ -227,15 +233,19 @@ export class FrontDoor extends Construct {
       reason: 'This queue is itself the dead-letter queue of the event intake.',
     });
 
-    this.apiFunction = new StepwiseFunction(this, 'Api', { handler: 'api', timeout: Duration.seconds(29), environment: orchestratorEnv });
+    const define = props.bundledDefinitions ?? {};
+    this.apiFunction = new StepwiseFunction(this, 'Api', { handler: 'api', timeout: Duration.seconds(29), environment: orchestratorEnv, define });
     this.intakeFunction = new StepwiseFunction(this, 'Intake', {
       handler: 'run-requested',
       timeout: Duration.seconds(30),
       environment: { ...orchestratorEnv, STEPWISE_DEAD_LETTER_URL: this.deadLetters.queueUrl },
+      define,
     });
     for (const fn of [this.apiFunction.function, this.intakeFunction.function]) {
       storage.grantRunRecords(fn, 'readWrite');
       storage.grantIntakeRecords(fn);
+      // Each run's agents are stored once per version, so its steps follow the definitions it started with.
+      storage.grantAgentDefinitions(fn, 'write');
       orchestrator.grantStartExecution(fn);
       // Refusing runs once a caller's day is spent needs that day's sum.
       if (props.budgets?.dailyMaxUsdPerCaller !== undefined) storage.grantSpend(fn, 'read');

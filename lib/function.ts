@@ -20,6 +20,12 @@ export interface StepwiseFunctionProps {
   readonly logRetention?: logs.RetentionDays;
   /** @default none (the account's unreserved concurrency) */
   readonly reservedConcurrentExecutions?: number;
+  /**
+   * Identifiers esbuild replaces with constant expressions in the bundle (its `define`): settings
+   * too long for the environment's 4 KB, such as the deployment's agent definitions.
+   * @default {} (none)
+   */
+  readonly define?: Readonly<Record<string, string>>;
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -69,6 +75,7 @@ export class StepwiseFunction extends Construct {
         externalModules: externalModulesOf(props.handler),
         mainFields: bundleMainFields,
         banner: bundleBanner,
+        ...(props.define && Object.keys(props.define).length ? { define: { ...props.define } } : {}),
       },
     });
     Validations.of(this).acknowledge(

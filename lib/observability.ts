@@ -10,6 +10,9 @@ import { Construct } from 'constructs';
 import { BuiltinAgentName } from '../functions/core/agents/types.js';
 import { metricNames, metricsNamespace, serviceName } from '../functions/core/telemetry/metrics.js';
 
+/** The most lines a per-agent graph draws one by one (the tokens graph draws four per agent). */
+const maxLinesPerGraph = 100;
+
 export interface ObservabilityProps {
   /** The orchestrator: one execution per run, so its executions are the runs. */
   readonly orchestrator: sfn.IStateMachine;
@@ -19,6 +22,12 @@ export interface ObservabilityProps {
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   /** The intake's dead-letter queue: refused events and events the rule could not deliver. */
   readonly deadLetters: sqs.IQueue;
+  /**
+   * The places of the agents whose iterations and tokens are graphed, as the metrics' `agent`
+   * dimension names them: an agent's name, the built-in assistant's `single`.
+   * @default the built-ins' (`single`, `architect`, `coder`)
+   */
+  readonly agents?: readonly string[];
   /**
    * The HTTP API and the function behind it. That function answers its errors as 500 responses
    * (the router turns them into answers), so its Lambda `Errors` metric never sees them: the
@@ -126,7 +135,25 @@ export class Observability extends Construct {
         period,
         label,
       });
-    const perAgent = (metricName: string) => BuiltinAgentName.options.map((agent) => custom(metricName, { agent }, agent));
+    const tokenKinds = [
+      [metricNames.inputTokens, 'input'],
+      [metricNames.outputTokens, 'output'],
+      [metricNames.cacheReadInputTokens, 'cache read'],
+      [metricNames.cacheCreationInputTokens, 'cache write'],
+    ] as const;
+    const agents = [...new Set(props.agents ?? BuiltinAgentName.options)];
+    // One line per agent (four in the tokens graph) while a graph stays readable; past that, one
+    // search finds every agent's.
+    const perAgent = (metricName: string, kind?: string): cloudwatch.IMetric[] =>
+      agents.length * tokenKinds.length <= maxLinesPerGraph
+        ? agents.map((agent) => custom(metricName, { agent }, kind ? `${kind} · ${agent}` : agent))
+        : [
+            new cloudwatch.MathExpression({
+              expression: `SEARCH('{${metricsNamespace},service,agent} MetricName="${metricName}"', 'Sum', ${period.toSeconds()})`,
+              label: kind ?? 'iterations',
+              period,
+            }),
+          ];
     // Tools are many (and grow): one search finds every agent/tool pair that reported.
     const perTool = (metricName: string, label: string) =>
       new cloudwatch.MathExpression({
@@ -143,12 +170,6 @@ export class Observability extends Construct {
       machine.metricThrottled({ period, label: 'throttled' }),
     ];
     const runModes = ['single', 'multi'];
-    const tokenKinds = [
-      [metricNames.inputTokens, 'input'],
-      [metricNames.outputTokens, 'output'],
-      [metricNames.cacheReadInputTokens, 'cache read'],
-      [metricNames.cacheCreationInputTokens, 'cache write'],
-    ] as const;
     const fns = Object.entries(props.functions);
     // Streams last minutes: their duration has a graph of its own, not the steps' milliseconds.
     const steps = fns.filter(([, fn]) => fn !== stream?.function);
@@ -175,7 +196,7 @@ export class Observability extends Construct {
       new cloudwatch.GraphWidget({ title: 'Iterations by agent', left: perAgent(metricNames.iterations), width }),
       new cloudwatch.GraphWidget({
         title: 'Tokens',
-        left: tokenKinds.flatMap(([metricName, kind]) => BuiltinAgentName.options.map((agent) => custom(metricName, { agent }, `${kind} · ${agent}`))),
+        left: tokenKinds.flatMap(([metricName, kind]) => perAgent(metricName, kind)),
         width,
       }),
       new cloudwatch.GraphWidget({

@@ -11,7 +11,9 @@ import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { approvableTool, approvableToolsText } from '../functions/core/approvals/policy.js';
+import { placeOf } from '../functions/core/definitions/definition.js';
 import { externalToolNames } from '../functions/core/tools/external/names.js';
+import { type AgentDefinitionConfig, type WorkflowDefinitionConfig, checkedAgentCatalog, definitionsDefine } from './agent-definitions.js';
 import { AgentLoop } from './agent-loop.js';
 import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools, type LambdaToolConfig, type McpServerConfig } from './external-tools.js';
@@ -114,6 +116,21 @@ export interface StepwiseAgentsProps extends StorageProps, EventBusSettings {
    */
   readonly tools?: readonly LambdaToolConfig[];
   /**
+   * Your own agents (`POST /runs { agent }`), beside the built-in `assistant`, `architect` and
+   * `coder`: each a name, description, instructions (its system prompt) and tools (built-in,
+   * `tools`, `<server>__<tool>` or `<server>__*` of `mcpServers`, or `agent:<name>`). Checked at
+   * synth: an unknown tool, model or agent, or agents calling each other in a cycle, fails it with
+   * one line naming the definition and field. Bundled into the code of the functions that start runs.
+   * @default [] (the built-ins only)
+   */
+  readonly agents?: readonly AgentDefinitionConfig[];
+  /**
+   * Your own workflows (`POST /runs { workflow }`), beside the built-in `plan-and-build`: steps of
+   * agents, each an agent's name or `{ parallel: [names] }`.
+   * @default [] (the built-in only)
+   */
+  readonly workflows?: readonly WorkflowDefinitionConfig[];
+  /**
    * The most event streams open at once (the stream function's reserved concurrency): each open
    * stream holds one Lambda execution for up to 14 minutes, and a cap keeps watchers from taking
    * the concurrency the agent loop needs. Further streams are refused with 429 until one ends.
@@ -201,6 +218,8 @@ export class StepwiseAgents extends Construct {
   public readonly workspaceRole: iam.Role;
   /** The MCP servers' and Lambda tools' wiring, when any are configured. */
   public readonly externalTools?: ExternalTools;
+  /** The places of the agents runs may have (the built-ins' `single`, `architect`, `coder`, then your agents' names), as metrics name them. */
+  public readonly agentPlaces: string[];
 
   constructor(scope: Construct, id: string, props: StepwiseAgentsProps = {}) {
     super(scope, id);
@@ -210,14 +229,21 @@ export class StepwiseAgents extends Construct {
     const approvable = approvableTool(externalNames);
     const unknown = (props.approvalTools ?? []).filter((name) => !approvable(name));
     if (unknown.length) throw new Error(`approvalTools names unknown tools: ${unknown.join(', ')} (known: ${approvableToolsText(externalNames)}).`);
+    const provider = props.provider ?? 'anthropic';
+    const model = props.model ?? 'claude-sonnet-4-5';
+    this.allowedModels = [...new Set([model, ...(props.allowedModels ?? [])])];
+    // The rules the functions apply when they load, applied here, so a bad definition fails synth, not the first run.
+    const definitions = { ...(props.agents ? { agents: props.agents } : {}), ...(props.workflows ? { workflows: props.workflows } : {}) };
+    const catalog = checkedAgentCatalog(definitions, { external: externalNames, allowedModels: this.allowedModels });
+    this.agentPlaces = catalog.agentNames().map(placeOf);
+    // The functions that start runs read the definitions from their code: too long for an environment.
+    const bundledDefinitions = definitionsDefine(definitions);
+
     this.storage = new Storage(this, 'Storage', props);
     const { table, bucket } = this.storage;
     this.bus = projectEventBus(this, 'Bus', props);
     const shared = { STEPWISE_TABLE: table.tableName, STEPWISE_BUCKET: bucket.bucketName };
 
-    const provider = props.provider ?? 'anthropic';
-    const model = props.model ?? 'claude-sonnet-4-5';
-    this.allowedModels = [...new Set([model, ...(props.allowedModels ?? [])])];
     // Fail at synth, naming the id, rather than on the first run.
     if (provider === 'bedrock') for (const id of this.allowedModels) bedrockModel(id);
 
@@ -267,6 +293,8 @@ export class StepwiseAgents extends Construct {
     this.storage.grantToolCatalog(this.inference.function, 'write');
     if (props.budgets?.dailyMaxUsdPerCaller !== undefined) this.storage.grantSpend(this.inference.function, 'record');
     this.storage.grantLiveText(this.inference.function, 'write');
+    // The version of its agent's definition a run recorded (the built-ins' own versions need no read).
+    this.storage.grantAgentDefinitions(this.inference.function, 'read');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).
@@ -283,6 +311,7 @@ export class StepwiseAgents extends Construct {
     this.storage.grantRunRecords(this.tool.function, 'updateOnly');
     this.storage.grantApprovals(this.tool.function, 'settle');
     this.storage.grantToolCatalog(this.tool.function, 'read');
+    this.storage.grantAgentDefinitions(this.tool.function, 'read');
 
     this.approval = new StepwiseFunction(this, 'Approval', { handler: 'approval', timeout: Duration.seconds(30), environment: shared });
     this.storage.grantConversationRead(this.approval.function);
@@ -326,6 +355,7 @@ export class StepwiseAgents extends Construct {
       approvalTools: props.approvalTools ?? [],
       externalTools: externalNames,
       allowedModels: this.allowedModels,
+      bundledDefinitions,
       // No run outlives the orchestrator's timeout: a lock older than that has lost its holder.
       sessionLease: runTimeout.plus(Duration.minutes(15)),
       ...(props.auth ? { auth: props.auth } : {}),
@@ -337,6 +367,7 @@ export class StepwiseAgents extends Construct {
       storage: this.storage,
       orchestrator: this.orchestrator.stateMachine,
       apiEnvironment: this.frontDoor.apiEnvironment,
+      bundledDefinitions,
       ...(props.auth ? { auth: props.auth } : {}),
       ...(this.frontDoor.callerPolicy ? { callerPolicy: this.frontDoor.callerPolicy } : {}),
       ...(props.maxConcurrentStreams !== undefined ? { maxConcurrentStreams: props.maxConcurrentStreams } : {}),
@@ -378,6 +409,7 @@ export class StepwiseAgents extends Construct {
       api: { httpApi: this.api, function: this.functions.api },
       stream: { function: this.functions.stream, timeout: this.liveStream.timeout, maxStream: this.liveStream.maxStream },
       deadLetters: this.frontDoor.deadLetters,
+      agents: this.agentPlaces,
       ...(props.alarmTopic ? { alarmTopic: props.alarmTopic } : {}),
     });
     this.dashboard = this.observability.dashboard;

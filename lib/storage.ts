@@ -69,8 +69,8 @@ export interface StorageProps {
    * (INCLUDE) `runId`, `mode`, `goalPreview`, `status`, `phase`, `createdAt`, `updatedAt`,
    * `estimatedCostUsd`, `approvals`, `owner`, or ALL; time to live on `expiresAt`. It must be in
    * the stack's account and Region. Stepwise's items all start with its own key prefixes (`conv#`,
-   * `run#`, `idem#`, `session#`, `spend#`, `live#`, and `owner#`, `tenant#`, `running#` in the
-   * indexes), and its functions may touch only those: the table can hold other items too.
+   * `run#`, `idem#`, `session#`, `spend#`, `live#`, `agent#`, and `owner#`, `tenant#`, `running#`
+   * in the indexes), and its functions may touch only those: the table can hold other items too.
    *
    * A table created in this app is checked at synth; an imported one cannot be (its key schema
    * is not in the template), so a wrong layout shows only when runs fail. If it is encrypted with
@@ -228,6 +228,15 @@ export class Storage extends Construct {
   grantToolCatalog(grantee: iam.IGrantable, access: 'read' | 'write'): void {
     // A large catalog's body lies under conversations/, which both functions reach already.
     this.grantItems(grantee, access === 'write' ? ['dynamodb:GetItem', 'dynamodb:PutItem'] : ['dynamodb:GetItem'], ['runs']);
+  }
+
+  /**
+   * The versions of agent definitions runs follow (`agent#<name>` / `v#<version>`): `write` (store
+   * a run's agents once per version, with a conditional put: the functions that create runs, the
+   * API, the intake and the stream), `read` (the version a run recorded: the inference and tool steps).
+   */
+  grantAgentDefinitions(grantee: iam.IGrantable, access: 'read' | 'write'): void {
+    this.grantItems(grantee, access === 'write' ? ['dynamodb:GetItem', 'dynamodb:PutItem'] : ['dynamodb:GetItem'], ['agents']);
   }
 
   /**

@@ -14,6 +14,12 @@ export interface LiveStreamProps {
   /** The settings the API function runs with (callers, intake, storage), shared so both read callers alike. */
   readonly apiEnvironment: Readonly<Record<string, string>>;
   /**
+   * The deployment's agent and workflow definitions as esbuild `define`, bundled as into the API
+   * function: `POST /agui` checks run requests against them.
+   * @default {} (the built-ins only)
+   */
+  readonly bundledDefinitions?: Readonly<Record<string, string>>;
+  /**
    * How callers authenticate: the HTTP API's setting, enforced the same way at the function URL.
    * @default { type: 'iam' }
    */
@@ -72,6 +78,7 @@ export class LiveStream extends Construct {
           : {}),
       },
       ...(props.maxConcurrentStreams !== undefined ? { reservedConcurrentExecutions: props.maxConcurrentStreams } : {}),
+      ...(props.bundledDefinitions ? { define: props.bundledDefinitions } : {}),
     });
     const fn = this.function.function;
 
@@ -81,9 +88,10 @@ export class LiveStream extends Construct {
     storage.grantConversationRead(fn);
     storage.grantLiveText(fn, 'read');
     // POST /agui starts a run as POST /runs does: the run record, idempotency key and session
-    // lock, the caller's running runs, the orchestrator's start.
+    // lock, the caller's running runs, its agents' definitions, the orchestrator's start.
     storage.grantRunRecords(fn, 'readWrite');
     storage.grantIntakeRecords(fn);
+    storage.grantAgentDefinitions(fn, 'write');
     orchestrator.grantStartExecution(fn);
     // ... and, with a daily limit, refuses it once the caller's day is spent (that day's sum).
     if (props.apiEnvironment.STEPWISE_DAILY_MAX_USD !== undefined) storage.grantSpend(fn, 'read');

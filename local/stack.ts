@@ -11,6 +11,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createAdaptorServer } from '@hono/node-server';
 import { apiWiring } from '../functions/wiring/api.js';
 import { externalConfig, localCredentials, readExternalToolsEnv, wire } from '../functions/wiring/wire.js';
+import { configuredDefinitions } from '../functions/wiring/agents.js';
 import { externalToolNames } from '../functions/core/tools/external/names.js';
 import { externalToolNamesEnvironment } from '../lib/front-door.js';
 import { createApi } from '../functions/api/app.js';
@@ -20,7 +21,7 @@ import { type DeadLetters } from '../functions/core/intake/types.js';
 import { intakeEvent } from '../functions/core/intake/events.js';
 import { runRequestedDetailType } from '../functions/core/intake/request.js';
 import { executionEndedPattern } from '../functions/core/runs/execution-ended.js';
-import { localAccount, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
+import { localAccount, localExternalToolProps, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
 import { type LocalIssuer, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
 import { type RequestCounter, localRegion, startEmulators } from './stand-ins/emulators.js';
@@ -44,7 +45,9 @@ export interface LocalStackOptions {
   onEvent?: (event: LocalEvent) => void;
   /**
    * Props of the stack whose definitions run locally (e.g. a lowered continue-as-new threshold,
-   * a short approval timeout); its `approvalTools` apply to runs created through the local API.
+   * a short approval timeout); its `approvalTools` apply to runs created through the local API,
+   * its `agents` and `workflows` (else those of `STEPWISE_AGENTS` and `STEPWISE_WORKFLOWS`) are
+   * checked as at synth and are the handlers' definitions.
    */
   stackProps?: StepwiseStackProps;
   /** Wraps each Lambda handler module (fault injection in tests). */
@@ -90,7 +93,20 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // The emulators start (S3 in its own process, on another core) while the stack synthesizes.
     const emulatorsStarting = startEmulators(options.dataDir ? { dataDir: options.dataDir } : {});
     undo.push(() => emulatorsStarting.then((emulators) => emulators.stop()));
-    const template = synthesizeTemplate(options.stackProps);
+    const source = { ...process.env, ...options.env };
+    const external = externalConfig(readExternalToolsEnv(source));
+    const configured = configuredDefinitions(source);
+    const definitions = {
+      agents: options.stackProps?.agents ?? (configured.agents as StepwiseStackProps['agents']),
+      workflows: options.stackProps?.workflows ?? (configured.workflows as StepwiseStackProps['workflows']),
+    };
+    // The stack checks the definitions as `cdk synth` does, against the tools and models this machine has.
+    const template = synthesizeTemplate((app) => ({
+      ...localExternalToolProps(app, external),
+      ...options.stackProps,
+      ...definitions,
+      allowedModels: [...(options.stackProps?.allowedModels ?? []), ...localAllowedModels(source, definitions.agents)],
+    }));
     const emulators = await emulatorsStarting;
     const lambdas = await startLambdaApi();
     undo.push(() => lambdas.close());
@@ -107,11 +123,15 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       STEPWISE_DYNAMODB_ENDPOINT: emulators.dynamoEndpoint,
       STEPWISE_S3_ENDPOINT: emulators.s3Endpoint,
       STEPWISE_LAMBDA_ENDPOINT: lambdas.url,
+      // The handlers follow the definitions the stack checked, as deployed functions follow those
+      // bundled into them; empty, none (not those an earlier stack of this process left behind).
+      STEPWISE_AGENTS: definitions.agents ? JSON.stringify(definitions.agents) : '',
+      STEPWISE_WORKFLOWS: definitions.workflows ? JSON.stringify(definitions.workflows) : '',
     };
     // The API and intake are told the external tools' names, as the stack tells them deployed
     // (approval policies may name those tools); the step functions read the whole configuration.
     // Both are set, so names an earlier stack of this process left behind do not stay.
-    const names = externalToolNamesEnvironment(externalToolNames(externalConfig(readExternalToolsEnv(env))));
+    const names = externalToolNamesEnvironment(externalToolNames(external));
     Object.assign(env, { STEPWISE_MCP_SERVER_NAMES: '', STEPWISE_LAMBDA_TOOL_NAMES: '', ...names });
     // The handler modules wire themselves from the environment when they load, as in Lambda.
     Object.assign(process.env, env);
@@ -286,6 +306,17 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     for (const step of undo.reverse()) await Promise.resolve(step()).catch(() => undefined);
     throw error;
   }
+}
+
+/**
+ * The models a definition may name locally: those `STEPWISE_ALLOWED_MODELS` lists, as the local
+ * functions read it; unset, any model, as there (so the ones the definitions name).
+ */
+function localAllowedModels(source: Record<string, string | undefined>, agents: readonly { model?: unknown }[] | undefined): string[] {
+  if (!Array.isArray(agents) || !agents.length) return [];
+  const listed = (source.STEPWISE_ALLOWED_MODELS ?? '').split(',').map((model) => model.trim()).filter(Boolean);
+  if (listed.length) return listed;
+  return agents.flatMap((agent) => (typeof agent?.model === 'string' ? [agent.model] : []));
 }
 
 /** The API's answer while the stack starts. */

@@ -27,6 +27,14 @@ function jsonText(name: string, value: string | undefined): unknown {
   }
 }
 
+/**
+ * The definitions `STEPWISE_AGENTS` and `STEPWISE_WORKFLOWS` hold, as JSON, unchecked (undefined
+ * where unset): what `npm run dev` hands its stack to check, as `cdk synth` checks the construct's.
+ */
+export function configuredDefinitions(source: Record<string, string | undefined>): { agents: unknown; workflows: unknown } {
+  return { agents: jsonText('STEPWISE_AGENTS', source.STEPWISE_AGENTS), workflows: jsonText('STEPWISE_WORKFLOWS', source.STEPWISE_WORKFLOWS) };
+}
+
 /** The definitions the CDK construct bundled (esbuild `define`); undefined in `npm run dev` and tests. */
 const bundled = {
   agents: process.env.STEPWISE_BUNDLED_AGENTS,

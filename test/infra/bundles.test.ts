@@ -5,7 +5,12 @@
  * runs it with (lib/bundling.ts), without writing, and its metafile says what made it into the
  * output.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { definitionsDefine } from '../../lib/agent-definitions.js';
 import { esbuildOptionsOf } from '../../lib/bundling.js';
 import { describe, expect, it } from 'vitest';
 
@@ -58,5 +63,34 @@ describe('the API bundles', () => {
   it('carry no module of the local server: not its /_local/* routes, not its stand-ins', async () => {
     expect(await bundled('api')).toEqual({ folders: ['functions'], localRoutes: false });
     expect(await bundled('stream')).toEqual({ folders: ['functions'], localRoutes: false });
+  });
+});
+
+describe('the definitions bundled into the functions that start runs', () => {
+  it('are what the wiring reads when the function loads, with no variable set', async () => {
+    const triage = { name: 'triage', description: 'Sorts issues.', instructions: 'Sort the issues by "urgency", then `age`; $HOME is no variable here.', tools: ['calculator'] };
+    const review = { name: 'review', description: 'Triage alone.', steps: ['triage'] };
+    const { entryPoints: _api, ...options } = esbuildOptionsOf('api', definitionsDefine({ agents: [triage], workflows: [review] }));
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-define-'));
+    try {
+      const outfile = join(dir, 'agents.mjs');
+      // The module the functions read their catalog from, bundled as the API function is.
+      await build({ ...options, stdin: { contents: "export { agentCatalogOf } from './functions/wiring/agents.ts';", resolveDir: process.cwd(), loader: 'ts' }, outfile, logLevel: 'silent' });
+      const { agentCatalogOf } = (await import(pathToFileURL(outfile).href)) as {
+        agentCatalogOf: (env: object, source?: object) => { agentNames(): string[]; workflowNames(): string[]; agent(name: string): unknown };
+      };
+      const catalog = agentCatalogOf({ STEPWISE_MCP_SERVER_NAMES: [], STEPWISE_LAMBDA_TOOL_NAMES: [] }, {});
+      expect(catalog.agentNames()).toEqual(['assistant', 'architect', 'coder', 'triage']);
+      expect(catalog.workflowNames()).toEqual(['plan-and-build', 'review']);
+      expect(catalog.agent('triage')).toEqual(triage);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('are none for a deployment without definitions, so its bundles stay as they were', () => {
+    expect(definitionsDefine({ agents: [], workflows: [] })).toEqual({});
+    expect(esbuildOptionsOf('api', definitionsDefine({}))).toEqual(esbuildOptionsOf('api'));
+    expect(Object.keys(esbuildOptionsOf('api'))).not.toContain('define');
   });
 });

@@ -33,14 +33,17 @@ function leadingKeys(statement: Statement): string[] {
 describe('least privilege in DynamoDB', () => {
   it('limits each function to the item families it touches, with the actions it needs', () => {
     // Live text: whole items written while the model generates, never read or updated.
+    // The steps read the version of an agent's definition a run recorded; the functions that start runs store it.
     expect(dynamoAccess('InferenceRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'live#*': ['PutItem'],
+      'agent#*': ['GetItem'],
     });
     expect(dynamoAccess('ToolRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],
       'run#*': ['GetItem', 'UpdateItem'],
+      'agent#*': ['GetItem'],
     });
     expect(dynamoAccess('ApprovalRole')).toEqual({
       'conv#*': ['GetItem', 'Query'],
@@ -54,6 +57,7 @@ describe('least privilege in DynamoDB', () => {
       'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'agent#*': ['GetItem', 'PutItem'],
       'index owner#*': ['Query'],
       'index tenant#*': ['Query'],
       'index running#*': ['Query'],
@@ -71,12 +75,14 @@ describe('least privilege in DynamoDB', () => {
       'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'agent#*': ['GetItem', 'PutItem'],
       'index running#*': ['Query'],
     });
     expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
+      'agent#*': ['GetItem', 'PutItem'],
       'index running#*': ['Query'],
     });
   });

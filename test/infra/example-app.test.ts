@@ -53,6 +53,11 @@ describe('the example app (StepwiseAgents in a stack of your own)', () => {
     expect(invokers[0]).toMatch(/^AgentsToolRole/);
   });
 
+  it('takes an agent of its own whose tools are the MCP server\'s and the Lambda tool\'s (synth checks them), and graphs it', () => {
+    const dashboard = JSON.stringify(Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0]);
+    expect(dashboard).toContain('\\"Stepwise\\",\\"Iterations\\",\\"agent\\",\\"researcher\\"');
+  });
+
   it('sends every alarm to the stack\'s topic', () => {
     const topicId = Object.keys(template.findResources('AWS::SNS::Topic'))[0];
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions?: unknown } }[];

@@ -138,6 +138,24 @@ describe('Observability', () => {
     expect(body).toContain('\\"Stepwise\\",\\"Iterations\\",\\"agent\\",\\"coder\\",\\"service\\",\\"stepwise\\"');
   });
 
+  it('past 25 agents (the built-ins\' three among them), graphs each kind of their iterations and tokens as one search, not a line per agent', () => {
+    const agents = Array.from({ length: 23 }, (_, i) => ({ name: `agent-${i}`, description: 'Works.', instructions: 'Work.' }));
+    const { template: many } = synthesize((app) => new StepwiseStack(app, 'Many', { agents }));
+    const dashboard = Object.values(many.findResources('AWS::CloudWatch::Dashboard'))[0] as { Properties: { DashboardBody: { 'Fn::Join': [string, unknown[]] } } };
+    // The body's JSON, with the template's tokens (the Region) as a placeholder.
+    const body = dashboard.Properties.DashboardBody['Fn::Join'][1].map((part) => (typeof part === 'string' ? part : 'TOKEN')).join('');
+    const widgets = (JSON.parse(body) as { widgets: { properties: { title: string; metrics?: unknown[] } }[] }).widgets;
+    const metricsOf = (title: string) => widgets.find((w) => w.properties.title === title)?.properties.metrics;
+    const search = (metric: string, label: string) => [{ label, expression: `SEARCH('{Stepwise,service,agent} MetricName="${metric}"', 'Sum', 300)` }];
+    expect(metricsOf('Iterations by agent')).toEqual([search('Iterations', 'iterations')]);
+    expect(metricsOf('Tokens')).toEqual([
+      search('InputTokens', 'input'),
+      search('OutputTokens', 'output'),
+      search('CacheReadInputTokens', 'cache read'),
+      search('CacheCreationInputTokens', 'cache write'),
+    ]);
+  }, 60_000);
+
   it('traces both state machines with X-Ray, their roles allowed to send the segments', () => {
     const machines = template.findResources('AWS::StepFunctions::StateMachine');
     expect(Object.keys(machines)).toHaveLength(2);

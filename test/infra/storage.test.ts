@@ -1,7 +1,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { listedAttributes } from '../../functions/adapters/dynamo/layout.js';
-import { stepwiseStack } from '../support/template.js';
+import { type Statement, stepwiseStack, withoutHash } from '../support/template.js';
 
 const { template } = stepwiseStack();
 
@@ -72,5 +72,27 @@ describe('Storage', () => {
       VersioningConfiguration: { Status: 'Enabled' },
     });
     expect(resources('AWS::Events::EventBus').BusEA82B648?.Properties).toEqual({ Name: 'Stepwise-events' });
+  });
+
+  it('keeps agent definitions (agent#) to the functions that start runs, which store them, and the steps, which read the version a run recorded', () => {
+    const table = { 'Fn::GetAtt': [Object.keys(template.findResources('AWS::DynamoDB::GlobalTable'))[0], 'Arn'] };
+    const touching: Record<string, Statement[]> = {};
+    for (const [id, policy] of Object.entries(template.findResources('AWS::IAM::Policy'))) {
+      const statements = (policy as { Properties: { PolicyDocument: { Statement: Statement[] } } }).Properties.PolicyDocument.Statement;
+      const found = statements.filter((st) => JSON.stringify(st).includes('agent#'));
+      if (found.length) touching[withoutHash(id)] = found;
+    }
+    const statement = (actions: string | string[]) => [
+      { Action: actions, Effect: 'Allow', Resource: table, Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['agent#*'] } } },
+    ];
+    // A conditional put stores each version once; nothing updates or deletes one, nothing queries them.
+    const write = statement(['dynamodb:GetItem', 'dynamodb:PutItem']);
+    expect(touching).toEqual({
+      FrontDoorApiRoleDefaultPolicy: write,
+      FrontDoorIntakeRoleDefaultPolicy: write,
+      LiveStreamRoleDefaultPolicy: write,
+      InferenceRoleDefaultPolicy: statement('dynamodb:GetItem'),
+      ToolRoleDefaultPolicy: statement('dynamodb:GetItem'),
+    });
   });
 });

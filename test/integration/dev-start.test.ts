@@ -117,16 +117,41 @@ describe('npm run dev, when it cannot start', () => {
   });
 });
 
-describe('npm run dev, with agents it cannot run', () => {
-  it('names the definition and the field in one line, and exits non-zero', async () => {
-    const agents = [{ name: 'triage', description: 'Sorts tickets.', instructions: 'Sort them.', tools: ['calculator', 'web_search'] }];
-    const { code, stdout, stderr } = await dev({ PORT: '0', STEPWISE_DATA_DIR: folder(), STEPWISE_AGENTS: JSON.stringify(agents) });
+describe('npm run dev, with agents of its own', () => {
+  const triage = { name: 'triage', description: 'Sorts issues by urgency.', instructions: 'Sort the issues by urgency.' };
+
+  it('says in one line which definition names a tool this machine does not have, and exits non-zero', async () => {
+    const { code, stdout, stderr } = await dev({
+      PORT: '0',
+      STEPWISE_DATA_DIR: folder(),
+      STEPWISE_AGENTS: JSON.stringify([{ ...triage, tools: ['calculator', 'nope'] }]),
+    });
     expect({ code, stdout, stderr }).toEqual({
       code: 1,
       stdout: '',
-      stderr: expect.stringMatching(/^Stepwise is misconfigured: agent "triage": tools\[1\] "web_search" is not a tool of this deployment \(it has calculator, .*\)\n$/),
+      stderr:
+        'Stepwise agents: agent "triage": tools[1] "nope" is not a tool of this deployment (it has calculator, read_file, write_file, list_files, edit_file, and agent:<name>)\n',
     });
-  });
+  }, 60_000);
+
+  it('says so of agents that call each other in a cycle, and of a file it cannot read', async () => {
+    const cycle = await dev({
+      PORT: '0',
+      STEPWISE_DATA_DIR: folder(),
+      STEPWISE_AGENTS: JSON.stringify([
+        { ...triage, tools: ['agent:review'] },
+        { ...triage, name: 'review', tools: ['agent:triage'] },
+      ]),
+    });
+    expect(cycle).toEqual({ code: 1, stdout: '', stderr: 'Stepwise agents: agents "triage" → "review" → "triage" call each other in a cycle\n' });
+    const missing = join(folder(), 'agents.json');
+    const unread = await dev({ PORT: '0', STEPWISE_DATA_DIR: folder(), STEPWISE_AGENTS: `@${missing}` });
+    expect(unread).toEqual({
+      code: 1,
+      stdout: '',
+      stderr: `Stepwise is misconfigured: STEPWISE_AGENTS: cannot read ${missing}: ENOENT: no such file or directory, open '${missing}'\n`,
+    });
+  }, 90_000);
 });
 
 describe('npm start, on the data folder npm run dev uses', () => {
