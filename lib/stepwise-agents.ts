@@ -289,7 +289,10 @@ export class StepwiseAgents extends Construct {
     this.anthropicKey?.grantRead(this.inference.function);
     if (provider === 'bedrock') grantBedrockInvoke(this.inference.role, this.allowedModels);
     this.storage.grantConversationMemory(this.inference.function);
-    this.storage.grantRunRecords(this.inference.function, 'update');
+    // An agent that calls agents makes each child run at the step that calls it (functions/core/children/):
+    // only then may the step create run records.
+    const callsAgents = (props.agents ?? []).some((agent) => agent.tools?.some((tool) => tool.startsWith('agent:')));
+    this.storage.grantRunRecords(this.inference.function, callsAgents ? 'readWrite' : 'update');
     this.storage.grantToolCatalog(this.inference.function, 'write');
     if (props.budgets?.dailyMaxUsdPerCaller !== undefined) this.storage.grantSpend(this.inference.function, 'record');
     this.storage.grantLiveText(this.inference.function, 'write');

@@ -23,7 +23,7 @@ const triage: AgentDefinitionConfig = {
 };
 const summarizer: AgentDefinitionConfig = { name: 'summarizer', description: 'Summarizes a text.', instructions: 'Summarize the text in three sentences.' };
 const critic: AgentDefinitionConfig = { name: 'critic', description: 'Finds the weak points of a text.', instructions: 'List the weak points of the text.', tools: ['read_file'] };
-const review: WorkflowDefinitionConfig = { name: 'review', description: 'Triage, then a summary and a critique at once.', steps: ['triage', { parallel: ['summarizer', 'critic'] }] };
+const review: WorkflowDefinitionConfig = { name: 'review', description: 'A summary and a critique at once, then triage.', steps: [{ parallel: ['summarizer', 'critic'] }, 'triage'] };
 
 /** The construct in a fresh stack (no bundling), for what must fail before anything is synthesized. */
 function agentsWith(props: StepwiseAgentsProps): StepwiseAgents {
@@ -152,6 +152,8 @@ describe('StepwiseAgents with agents of your own, deployed', () => {
   /** Each function's bundled code, by handler, as `cdk synth` writes it. */
   let code: Record<string, string>;
   let dashboard: string;
+  /** The inference role's S3 actions on run objects (runs/*: goals too long for their record). */
+  let inferenceRunObjects: string[];
 
   beforeAll(() => {
     const outdir = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
@@ -170,6 +172,12 @@ describe('StepwiseAgents with agents of your own, deployed', () => {
           }),
       );
       dashboard = JSON.stringify(resources.find((r) => r.Type === 'AWS::CloudWatch::Dashboard')?.Properties);
+      const policies = Object.entries(template.Resources).filter(([id, r]) => r.Type === 'AWS::IAM::Policy' && id.startsWith('InferenceRoleDefaultPolicy'));
+      inferenceRunObjects = policies
+        .flatMap(([, r]) => (r.Properties as unknown as { PolicyDocument: { Statement: { Action: string | string[]; Resource?: unknown }[] } }).PolicyDocument.Statement)
+        .filter((st) => JSON.stringify(st.Resource ?? {}).includes('/runs/*'))
+        .flatMap((st) => [st.Action].flat())
+        .sort();
     } finally {
       rmSync(outdir, { recursive: true, force: true });
     }
@@ -181,6 +189,10 @@ describe('StepwiseAgents with agents of your own, deployed', () => {
     expect(carries(triage.instructions)).toEqual(['api', 'run-requested', 'stream']);
     expect(carries(review.description)).toEqual(['api', 'run-requested', 'stream']);
     expect(Object.keys(code).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference', 'run-requested', 'stream', 'tool']);
+  });
+
+  it('lets the inference step write a run\'s long goal when an agent calls agents (it makes each child run)', () => {
+    expect(inferenceRunObjects).toEqual(['s3:GetObject', 's3:PutObject']);
   });
 
   it('graphs the iterations and tokens of each of its agents beside the built-ins\'', () => {
