@@ -2,7 +2,7 @@
  * The features of the two steps, in the order their hooks run at each point (docs/ARCHITECTURE.md,
  * "The step pipeline"). The order is part of the behaviour: the run's tools are
  * listed before the policy naming them is checked, the budget is checked before compaction makes a
- * summary call, a call of an agent that may start no child run is answered before the turn is counted, compaction retries around live text (each retried call writes its own attempt), and
+ * summary call, compaction retries around live text (each retried call writes its own attempt), and
  * a reviewer's note is added to a result before its size is capped.
  */
 import { approvalsFeature, approvalsToolFeature } from '../approvals/feature.js';
