@@ -10,13 +10,13 @@ import { Approval } from '../../core/approvals/types.js';
 import { type Owner } from '../../core/callers/types.js';
 import { ownerKey } from '../../core/callers/access.js';
 import type { AgentName } from '../../core/agents/types.js';
-import { InvalidCursor, Run, type RunError, type RunResult, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome, placesOf, summaryGoalChars } from '../../core/runs/types.js';
-import { type Usage, zeroUsage } from '../../core/model/messages.js';
+import { Run, type RunError, type RunPage, type RunQuery, type RunStore, type RunTotals, type StepOutcome } from '../../core/runs/types.js';
 import type { Plan } from '../../core/plan/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
 import { queryAll } from './conversations.js';
 import { itemFamilies, runIndexes, runningAttribute } from './layout.js';
+import { decodeCursor, encodeCursor, fromStoredResult, indexFor, indexKeys, key, toStoredResult, totalsOf, usageMaps } from './run-items.js';
 
 /** Goals larger than this are kept in S3 so no run item nears DynamoDB's 400 KB item limit. */
 const inlineGoalBytes = 32 * 1024;
@@ -189,17 +189,7 @@ export class DynamoRunStore implements RunStore {
           ReturnValues: 'UPDATED_NEW',
         }),
       );
-      const totals = updated.Attributes ?? {};
-      return {
-        usage: {
-          inputTokens: Number(totals.inputTokens ?? 0),
-          outputTokens: Number(totals.outputTokens ?? 0),
-          cacheReadInputTokens: Number(totals.cacheReadInputTokens ?? 0),
-          cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
-        },
-        estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
-        ...(totals.childCostUsd !== undefined ? { childCostUsd: Number(totals.childCostUsd) } : {}),
-      };
+      return totalsOf(updated.Attributes ?? {});
     } catch (error) {
       // Already counted (a retried step), or no such run: either way there is nothing to add.
       if (!isConditionFailed(error)) throw error;
@@ -382,84 +372,10 @@ export class DynamoRunStore implements RunStore {
           ReturnValues: 'UPDATED_NEW',
         }),
       );
-      const totals = updated.Attributes ?? {};
-      return {
-        usage: {
-          inputTokens: Number(totals.inputTokens ?? 0),
-          outputTokens: Number(totals.outputTokens ?? 0),
-          cacheReadInputTokens: Number(totals.cacheReadInputTokens ?? 0),
-          cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
-        },
-        estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
-        ...(totals.childCostUsd !== undefined ? { childCostUsd: Number(totals.childCostUsd) } : {}),
-      };
+      return totalsOf(updated.Attributes ?? {});
     } catch (error) {
       if (!isConditionFailed(error)) throw error;
       return undefined;
     }
   }
-}
-
-/** A result as the item keeps it: the structured answer as JSON text. */
-function toStoredResult({ output, ...result }: RunResult): Record<string, unknown> {
-  return output ? { ...result, outputJson: JSON.stringify(output) } : result;
-}
-
-function fromStoredResult({ outputJson, ...result }: Record<string, unknown>): Record<string, unknown> {
-  return typeof outputJson === 'string' ? { ...result, output: JSON.parse(outputJson) as unknown } : result;
-}
-
-function usageMaps(run: Run): Partial<Record<AgentName, Usage>> {
-  return Object.fromEntries(placesOf(run).map((agent) => [agent, { ...zeroUsage }]));
-}
-
-function key(runId: string): { pk: string; sk: string } {
-  return { pk: `run#${runId}`, sk: 'run' };
-}
-
-/** The index attributes of a run with an owner: listed by owner and tenant, counted while it runs. */
-function indexKeys(run: Run, runOwner: Owner): Record<string, string> {
-  const owner = ownerKey(runOwner);
-  return {
-    [runIndexes.byOwner.partitionKey]: `${itemFamilies.byOwner}${owner}`,
-    [runIndexes.byTenant.partitionKey]: `${itemFamilies.byTenant}${runOwner.tenant ?? ''}`,
-    ...(run.status === 'running' ? { [runningAttribute]: `${itemFamilies.running}${owner}` } : {}),
-    [runIndexes.byOwner.sortKey]: `${run.createdAt}#${run.runId}`,
-    goalPreview: run.goal.slice(0, summaryGoalChars),
-  };
-}
-
-/** The index a listing reads, and the partition it reads in it. */
-function indexFor(query: RunQuery): { index: (typeof runIndexes)[keyof typeof runIndexes]; partition: string } {
-  if ('owner' in query.scope) {
-    const owner = ownerKey(query.scope.owner);
-    return query.status === 'running'
-      ? { index: runIndexes.running, partition: `${itemFamilies.running}${owner}` }
-      : { index: runIndexes.byOwner, partition: `${itemFamilies.byOwner}${owner}` };
-  }
-  return { index: runIndexes.byTenant, partition: `${itemFamilies.byTenant}${query.scope.tenant ?? ''}` };
-}
-
-/** A page's end as an opaque cursor. */
-function encodeCursor(lastKey: Record<string, unknown>): string {
-  return Buffer.from(JSON.stringify(lastKey)).toString('base64url');
-}
-
-/** A cursor back into a start key: only one this listing could have made (same index, same partition). */
-function decodeCursor(cursor: string, partitionKey: string, partition: string): Record<string, string> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
-  } catch {
-    throw new InvalidCursor('The cursor is not one a previous page returned.');
-  }
-  const valid =
-    typeof parsed === 'object' &&
-    parsed !== null &&
-    !Array.isArray(parsed) &&
-    Object.values(parsed).every((v) => typeof v === 'string' && v.length <= 2048) &&
-    (parsed as Record<string, string>)[partitionKey] === partition &&
-    Object.keys(parsed).length <= 4;
-  if (!valid) throw new InvalidCursor('The cursor is not one a previous page of this listing returned.');
-  return parsed as Record<string, string>;
 }
