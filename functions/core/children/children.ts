@@ -17,6 +17,7 @@ import * as z from 'zod';
 import { definitionFor } from '../agents/read.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
 import { gatedTools } from '../approvals/policy.js';
+import { tokensOf } from '../budgets/limits.js';
 import type { Budget } from '../budgets/types.js';
 import { agentToolName, placeOf } from '../definitions/definition.js';
 import { NotFound, messageOf } from '../errors/errors.js';
@@ -26,6 +27,7 @@ import { labelOf, stricter } from '../intake/create.js';
 import { type ToolUseBlock, zeroUsage } from '../model/messages.js';
 import type { Run, RunStore } from '../runs/types.js';
 import type { ChildStart, ToolInput } from '../steps/types.js';
+import { describeIssues } from '../tools/registry.js';
 import { type ChildRuns, type Tool, type ToolContext, ToolFailure } from '../tools/types.js';
 
 /** How deep agents may call agents: a run at this depth may not start a child. */
@@ -74,7 +76,7 @@ export interface ChildDeps {
 function remaining(run: Run): Budget | undefined {
   const budget = run.budget;
   if (!budget) return undefined;
-  const tokens = run.usage.inputTokens + run.usage.outputTokens + run.usage.cacheReadInputTokens + run.usage.cacheCreationInputTokens;
+  const tokens = tokensOf(run.usage);
   return {
     ...(budget.maxUsd !== undefined ? { maxUsd: Math.max(budget.maxUsd - (run.estimatedCostUsd ?? 0), 0.000001) } : {}),
     ...(budget.maxTokens !== undefined ? { maxTokens: Math.max(budget.maxTokens - tokens, 1) } : {}),
@@ -85,7 +87,8 @@ function remaining(run: Run): Budget | undefined {
 function refusal(parent: Run, callee: AgentRef | undefined, input: unknown): string | undefined {
   if (!callee) return 'This run may not call that agent.';
   const parsed = AgentCallInput.safeParse(input);
-  if (!parsed.success) return `Invalid input for ${agentToolName(callee.name)}: ${parsed.error.issues.map((i) => `${i.path.join('.') || '(input)'}: ${i.message}`).join('; ')}`;
+  // As the tool registry words a tool's invalid input.
+  if (!parsed.success) return `Invalid input for ${agentToolName(callee.name)}: ${describeIssues(parsed.error)}`;
   const depth = (parent.depth ?? 0) + 1;
   if (depth > maxAgentDepth) return `Agents call agents at most ${maxAgentDepth} deep; this call would be ${depth} deep. Do the work yourself.`;
   if (parent.status !== 'running') return 'This run has ended.';

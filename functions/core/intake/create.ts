@@ -15,6 +15,7 @@ import { conversationIdOf } from '../conversation/conversation.js';
 import { StepwiseError, messageOf } from '../errors/errors.js';
 import type { ErrorName } from '../errors/table.js';
 import { zeroUsage } from '../model/messages.js';
+import { descendantsOf } from '../runs/descendants.js';
 import type { Run } from '../runs/types.js';
 import { builtinCatalog, type CreateRunBody, targetOf } from './request.js';
 import { type CreateRunOptions, defaultMaxIterations, IdempotencyConflict, type IntakeDeps, RunIdTaken, SessionBusy } from './types.js';
@@ -28,20 +29,10 @@ export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | '
   if (!(await deps.runs.cancel(runId)) && (await deps.runs.get(runId))?.status !== 'cancelled') return false;
   await deps.starter.stop(runId, 'Cancelled on request.');
   // Stopping the run stopped its child runs' nested executions too: their records say so.
-  await cancelChildren(runId, deps.runs);
+  const run = await deps.runs.get(runId);
+  if (run) for await (const child of descendantsOf(run, deps.runs)) await deps.runs.cancel(child.runId);
   await deps.starter.announceCancelled(runId);
   return true;
-}
-
-/** Marks the child runs of a run (and theirs) cancelled, those still running. */
-async function cancelChildren(runId: string, runs: IntakeDeps['runs']): Promise<void> {
-  const children = Object.values((await runs.get(runId))?.children ?? {});
-  await Promise.all(
-    children.map(async (child) => {
-      await runs.cancel(child.runId);
-      await cancelChildren(child.runId, runs);
-    }),
-  );
 }
 
 /** The lock of an owner's session: session ids are per owner, so another caller's is another lock. */
@@ -76,7 +67,7 @@ export interface RunPlan {
 }
 
 /** The agents `agents` may call (`agent:<name>` in their tools), and the agents those may call, each once. */
-function calleesOf(agents: readonly AgentDefinition[], catalog: Definitions): AgentDefinition[] {
+function reachableAgents(agents: readonly AgentDefinition[], catalog: Definitions): AgentDefinition[] {
   const found = new Map<string, AgentDefinition>();
   const visit = (definition: AgentDefinition) => {
     for (const entry of definition.tools.filter((tool) => tool.startsWith('agent:'))) {
@@ -96,7 +87,7 @@ export function runPlanOf(body: Pick<CreateRunBody, 'mode' | 'agent' | 'workflow
   if (target.kind === 'agent') {
     const agent = catalog.agent(target.name);
     if (!agent) throw new Error(`No agent ${target.name}.`);
-    return { mode: 'single', agent, agents: [{ place: placeOf(agent.name), definition: agent }], ref: { agent: refOf(agent) }, callees: calleesOf([agent], catalog) };
+    return { mode: 'single', agent, agents: [{ place: placeOf(agent.name), definition: agent }], ref: { agent: refOf(agent) }, callees: reachableAgents([agent], catalog) };
   }
   const workflow = catalog.workflow(target.name);
   if (!workflow) throw new Error(`No workflow ${target.name}.`);
@@ -115,7 +106,7 @@ export function runPlanOf(body: Pick<CreateRunBody, 'mode' | 'agent' | 'workflow
     agent: first.definition,
     agents,
     ref: { workflow: { name: workflow.name, version: versionOf(workflow) } },
-    callees: calleesOf(agents.map((a) => a.definition), catalog),
+    callees: reachableAgents(agents.map((a) => a.definition), catalog),
     ...(builtinWorkflows.some((w) => w.name === workflow.name) ? {} : { steps }),
   };
 }

@@ -8,7 +8,8 @@ import * as z from 'zod';
 import type { ErrorName } from '../errors/table.js';
 import { type SessionLocks } from '../intake/types.js';
 import { sessionLockId } from '../intake/create.js';
-import type { Run, RunError, RunStore } from './types.js';
+import { descendantsOf } from './descendants.js';
+import type { RunError, RunStore } from './types.js';
 
 export const executionStatusChangeSource = 'aws.states';
 export const executionStatusChangeDetailType = 'Step Functions Execution Status Change';
@@ -96,21 +97,13 @@ export async function markEndedRun(event: unknown, deps: ExecutionEndedDeps): Pr
     if (await deps.runs.failIfRunning(runId, error)) outcome = { marked: true, runId, status: status.data, error };
     else outcome = { marked: false, runId, reason: 'The run ended meanwhile.' };
     // Its child runs' nested executions ended with it: those still marked running fail the same way.
-    await failChildren(run, error, deps.runs);
+    for await (const child of descendantsOf(run, deps.runs)) {
+      await deps.runs.failIfRunning(child.runId, { code: error.code, message: `Its parent run ${child.parentRunId} ended: ${error.message}`, agent: child.agent });
+    }
   }
   // Whatever ended the run, its session is free now; a lock another run holds is left alone.
   if (run.sessionId && run.owner) await deps.sessions.release(sessionLockId(run.owner, run.sessionId), runId);
   return outcome;
-}
-
-/** Fails the child runs of a run (and theirs) that are still running, with the run's error. */
-async function failChildren(run: Run, error: RunError, runs: RunStore): Promise<void> {
-  for (const child of Object.values(run.children ?? {})) {
-    const record = await runs.get(child.runId);
-    if (!record) continue;
-    await runs.failIfRunning(child.runId, { code: error.code, message: `Its parent run ${run.runId} ended: ${error.message}`, agent: child.agent });
-    await failChildren(record, error, runs);
-  }
 }
 
 function messageFor(status: EndedStatus, error?: string | null, cause?: string | null): string {

@@ -182,8 +182,8 @@ export interface ToolDeps {
   plans?: PlanStore;
   /** The tools of the agent at a place of a run; by default its definition's (`runs` and `agentStore` find it). */
   tools?: (agent: AgentName) => Tools;
-  /** Run records: the definitions a run's agents follow, and the child runs its calls of agents start. */
-  runs?: Pick<RunStore, 'get' | 'create' | 'addChild' | 'failIfRunning' | 'finish' | 'rollUp'>;
+  /** Run records: the definitions a run's agents follow, and the child runs whose outcome a call of an agent reads. */
+  runs?: Pick<RunStore, 'get' | 'finish' | 'rollUp'>;
   agentStore?: AgentDefinitionStore;
   limits?: ToolLimits;
   /** The most characters of one tool output the model sees; longer output is cut with a note. */
