@@ -80,42 +80,38 @@ export class Orchestrator extends Construct {
     const explain = new sfn.Choice(this, 'ExplainFailure');
     const catchAll = (task: sfn.TaskStateBase) => retryServiceFaults(task).addCatch(explain, { errors: ['States.ALL'], resultPath: '$.failure' });
 
-    /**
-     * Records the phase and agent, then runs that agent's loop as a nested execution. The agent of
-     * a one-agent run is the input's (`$.agent`, its place in the run, and `$.label`, the short name
-     * its executions carry); the Architect's and the Coder's are fixed.
-     */
-    const phase = (agent: BuiltinAgentName, conversationId: string) => {
-      const suffix = agent[0]?.toUpperCase() + agent.slice(1);
-      const dynamic = agent === 'single';
-      const current = dynamic
-        ? new sfn.Pass(this, `Current${suffix}`, { inputPath: '$.agent', resultPath: '$.currentAgent' })
-        : new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
-      const mark = new tasks.DynamoUpdateItem(this, `Mark${suffix}`, {
+    /** Records the phase and the agent at work (`agent`: a name, or a path of the state); a cancelled run stays cancelled. */
+    const markAgent = (id: string, phaseName: string, agent: string) =>
+      new tasks.DynamoUpdateItem(this, id, {
         table,
         key: runKey,
         updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
-        // A cancelled run stays cancelled.
         conditionExpression: '#status = :running',
         expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
         expressionAttributeValues: {
-          ':phase': tasks.DynamoAttributeValue.fromString(agentPhases[agent]),
-          ':agent': tasks.DynamoAttributeValue.fromString(dynamic ? sfn.JsonPath.stringAt('$.agent') : agent),
+          ':phase': tasks.DynamoAttributeValue.fromString(phaseName),
+          ':agent': tasks.DynamoAttributeValue.fromString(agent),
           ':running': tasks.DynamoAttributeValue.fromString('running'),
           ':now': now,
         },
         resultPath: sfn.JsonPath.DISCARD,
       });
-      const run = new tasks.StepFunctionsStartExecution(this, `Run${suffix}`, {
+    /**
+     * Runs an agent's loop as a nested execution, named after the run and agent so a retried start
+     * cannot run it twice (invariant 3, docs/ARCHITECTURE.md): a fixed agent, or the state's
+     * (`$.agent`, its place in the run, and `$.label`, the short name its executions carry).
+     */
+    const runLoop = (id: string, agent: BuiltinAgentName | 'input', conversationId: string) =>
+      new tasks.StepFunctionsStartExecution(this, id, {
         stateMachine: props.agentLoop,
         integrationPattern: sfn.IntegrationPattern.RUN_JOB,
-        // Named after the run and agent, so a retried start cannot run the agent twice (invariant 3, docs/ARCHITECTURE.md).
-        name: dynamic
-          ? sfn.JsonPath.format('{}-{}', sfn.JsonPath.stringAt('$.runId'), sfn.JsonPath.stringAt('$.label'))
-          : sfn.JsonPath.format(`{}-${agent}`, sfn.JsonPath.stringAt('$.runId')),
+        name:
+          agent === 'input'
+            ? sfn.JsonPath.format('{}-{}', sfn.JsonPath.stringAt('$.runId'), sfn.JsonPath.stringAt('$.label'))
+            : sfn.JsonPath.format(`{}-${agent}`, sfn.JsonPath.stringAt('$.runId')),
         input: sfn.TaskInput.fromObject({
           'runId.$': '$.runId',
-          ...(dynamic ? { 'agent.$': '$.agent', 'label.$': '$.label' } : { agent, label: agent }),
+          ...(agent === 'input' ? { 'agent.$': '$.agent', 'label.$': '$.label' } : { agent, label: agent }),
           'conversationId.$': conversationId,
           'maxIterations.$': '$.maxIterations',
           'model.$': '$.model',
@@ -123,8 +119,19 @@ export class Orchestrator extends Construct {
         associateWithParent: true,
         resultPath: sfn.JsonPath.DISCARD,
       });
-      catchAll(mark);
-      catchAll(run);
+
+    /**
+     * Records the phase and agent, then runs that agent's loop. The agent of a one-agent run is
+     * the input's; the Architect's and the Coder's are fixed.
+     */
+    const phase = (agent: BuiltinAgentName, conversationId: string) => {
+      const suffix = agent[0]?.toUpperCase() + agent.slice(1);
+      const dynamic = agent === 'single';
+      const current = dynamic
+        ? new sfn.Pass(this, `Current${suffix}`, { inputPath: '$.agent', resultPath: '$.currentAgent' })
+        : new sfn.Pass(this, `Current${suffix}`, { result: sfn.Result.fromString(agent), resultPath: '$.currentAgent' });
+      const mark = catchAll(markAgent(`Mark${suffix}`, agentPhases[agent], dynamic ? sfn.JsonPath.stringAt('$.agent') : agent));
+      const run = catchAll(runLoop(`Run${suffix}`, dynamic ? 'input' : agent, conversationId));
       return { start: current, end: run, chain: current.next(mark).next(run) };
     };
 
@@ -177,35 +184,8 @@ export class Orchestrator extends Construct {
     // A team's workflow (DESIGN §12): its steps one after another, the agents of a step at once,
     // each agent a nested execution of the agent loop. Its first agent is the one at work until a
     // step marks its own; a failure inside ends the steps and takes the one path below.
-    const markStepAgent = retryServiceFaults(new tasks.DynamoUpdateItem(this, 'MarkStepAgent', {
-      table,
-      key: runKey,
-      updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
-      conditionExpression: '#status = :running',
-      expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
-      expressionAttributeValues: {
-        ':phase': tasks.DynamoAttributeValue.fromString('executing'),
-        ':agent': tasks.DynamoAttributeValue.fromString(sfn.JsonPath.stringAt('$.agent')),
-        ':running': tasks.DynamoAttributeValue.fromString('running'),
-        ':now': now,
-      },
-      resultPath: sfn.JsonPath.DISCARD,
-    }));
-    const runStepAgent = retryServiceFaults(new tasks.StepFunctionsStartExecution(this, 'RunStepAgent', {
-      stateMachine: props.agentLoop,
-      integrationPattern: sfn.IntegrationPattern.RUN_JOB,
-      name: sfn.JsonPath.format('{}-{}', sfn.JsonPath.stringAt('$.runId'), sfn.JsonPath.stringAt('$.label')),
-      input: sfn.TaskInput.fromObject({
-        'runId.$': '$.runId',
-        'agent.$': '$.agent',
-        'label.$': '$.label',
-        'conversationId.$': "States.Format('run/{}/{}', $.runId, $.agent)",
-        'maxIterations.$': '$.maxIterations',
-        'model.$': '$.model',
-      }),
-      associateWithParent: true,
-      resultPath: sfn.JsonPath.DISCARD,
-    }));
+    const markStepAgent = retryServiceFaults(markAgent('MarkStepAgent', 'executing', sfn.JsonPath.stringAt('$.agent')));
+    const runStepAgent = retryServiceFaults(runLoop('RunStepAgent', 'input', "States.Format('run/{}/{}', $.runId, $.agent)"));
     const limits = { 'runId.$': '$.runId', 'maxIterations.$': '$.maxIterations', 'model.$': '$.model' };
     const stepAgents = new sfn.Map(this, 'StepAgents', {
       itemsPath: '$.agents',
