@@ -19,7 +19,15 @@ const proofreader = {
   tools: ['read_file', 'edit_file', 'list_files'],
 };
 
-const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([proofreader]) });
+/** An agent that hands proofreading to the proofreader: its runs have child runs. */
+const chiefEditor = {
+  name: 'chief-editor',
+  description: 'Has the proofreader check the notes, then signs them off.',
+  instructions: 'You hand proofreading to the proofreader agent and sign off what it returns.',
+  tools: ['agent:proofreader'],
+};
+
+const local = useLocalStack({ STEPWISE_AGENTS: JSON.stringify([proofreader, chiefEditor]) });
 const browser = useBrowser();
 
 /** Signs the page's tab in as a caller of the local issuer, through the console's own form. */
@@ -70,7 +78,7 @@ describe('the console', () => {
     // The list comes from GET /agents: the built-in Architect and Coder work only inside plan-and-build.
     await picker.locator('option', { hasText: 'proofreader' }).waitFor({ state: 'attached' });
     expect(await picker.locator('optgroup').evaluateAll((groups) => groups.map((g) => [g.getAttribute('label'), [...g.querySelectorAll('option')].map((o) => o.textContent)]))).toEqual([
-      ['Agents', ['assistant', 'proofreader']],
+      ['Agents', ['assistant', 'proofreader', 'chief-editor']],
       ['Workflows', ['plan-and-build']],
     ]);
     expect(await picker.inputValue()).toBe('agent:assistant');
@@ -88,6 +96,34 @@ describe('the console', () => {
     // The model was offered the proofreader's tools only.
     const [first] = local.book.requests.get('picked') ?? [];
     expect((first?.tools as { name: string }[] | undefined)?.map((tool) => tool.name).sort()).toEqual(['edit_file', 'list_files', 'read_file']);
+    expect(problems).toEqual([]);
+  });
+
+  it('shows the child runs an agent started as a tree, each linked, and the child its parent', async () => {
+    const { page, problems } = await browser.open();
+    const child = local.book.add('tree-child', { turn: use(['toolu_ls', 'list_files', {}]) }, { turn: say('No spelling mistakes.') });
+    const parent = local.book.add(
+      'tree-parent',
+      { turn: use(['toolu_proof', 'agent_proofreader', { goal: `${child} Proofread the notes.` }]) },
+      { turn: say('Signed off: the proofreader found no mistakes.') },
+    );
+    await page.goto(`${local.stack.url}/console/`);
+    const runId = await startFromForm(page, `${parent} Check and sign off the notes.`, 'chief-editor');
+    await page.getByRole('region', { name: 'Answer', exact: true }).getByText('Signed off').waitFor();
+
+    const family = page.getByRole('region', { name: 'Runs of this run’s agents' });
+    const tree = family.getByRole('list', { name: 'Child runs' });
+    const childId = String(Object.values(((await local.get(`/runs/${runId}`)).body as { children: Record<string, { runId: string }> }).children)[0]?.runId);
+    const item = tree.getByRole('listitem').filter({ has: page.getByRole('link', { name: childId }) });
+    await item.getByText('Succeeded').waitFor();
+    expect(await item.locator('.agent').textContent()).toBe('proofreader');
+    await screenshot(page, 'console-child-runs', { fullPage: true });
+
+    await item.getByRole('link', { name: childId }).click();
+    await page.waitForURL(new RegExp(`/console/runs/${childId}$`));
+    await page.getByRole('region', { name: 'Answer', exact: true }).getByText('No spelling mistakes.').waitFor();
+    await page.getByRole('region', { name: 'Runs of this run’s agents' }).getByRole('link', { name: runId }).click();
+    await page.waitForURL(new RegExp(`/console/runs/${runId}$`));
     expect(problems).toEqual([]);
   });
 

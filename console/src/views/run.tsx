@@ -13,6 +13,7 @@ import { FilesPanel } from './files.js';
 import { ReviewCard, type WaitingCall } from './review.js';
 import { firstLine } from './runs.js';
 import { TranscriptView } from './transcript.js';
+import { RunFamily } from './tree.js';
 
 const agentWords: Record<string, string> = { single: 'The agent', architect: 'The Architect', coder: 'The Coder' };
 
@@ -174,6 +175,7 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
       )}
       {answer !== undefined && status === 'succeeded' && <Answer text={answer} />}
 
+      <RunFamily api={api} runId={runId} status={status} />
       {runMode === 'multi' && <Phases phase={phase} />}
       {t?.plan !== undefined && <PlanView plan={t.plan} />}
 
