@@ -589,6 +589,7 @@ describe('the stream of a run whose agent calls agents', () => {
     putResult(world, 1, 0, 'toolu_h', '5');
     putResult(world, 1, 1, 'toolu_c', '2');
     putResult(world, 1, 2, 'toolu_a', 'agent_assistant failed: the child run … was cancelled.', true);
+    world.run.children = { toolu_h: { runId: childRunIdOf('run-1', 'toolu_h'), agent: 'helper' }, toolu_a: { runId: childRunIdOf('run-1', 'toolu_a'), agent: 'single' } };
     put(world, 2, 'user', []);
     put(world, 3, 'assistant', [{ type: 'text', text: 'It is 5.' }]);
     Object.assign(world.run, { status: 'succeeded', phase: 'complete', result: { response: 'It is 5.', actionsTaken: [] } });
@@ -632,13 +633,38 @@ describe('the stream of a run whose agent calls agents', () => {
     const world = new World(leadRun());
     put(world, 0, 'user', [{ type: 'text', text: 'Add up.' }]);
     put(world, 1, 'assistant', [{ type: 'tool_use', id: 'toolu_h', name: 'agent_helper', input: { goal: 'Add 2 and 3.' } }]);
-    // The run goes on: what a watcher sees so far.
-    const { events, done } = await new RunEventReader(world, structuredClone(world.run)).tick();
-    expect(done).toBe(false);
-    const seen = events.map((e) => e.event);
+    // The run goes on: what a watcher sees so far. Until the run records the child, nothing says it started.
+    const reader = new RunEventReader(world, structuredClone(world.run));
+    const before = (await reader.tick()).events.map((e) => e.event);
+    expect(customs(before, 'stepwise.child_run_started')).toEqual([]);
+    world.run.children = { toolu_h: { runId: childRunIdOf('run-1', 'toolu_h'), agent: 'helper' } };
+    // The record read moves the stream on at its next read of the conversation.
+    const seen: AGUIEvent[] = [];
+    let tick = await reader.tick();
+    seen.push(...tick.events.map((e) => e.event));
+    while (tick.again) {
+      tick = await reader.tick();
+      seen.push(...tick.events.map((e) => e.event));
+    }
+    expect(tick.done).toBe(false);
     expect(customs(seen, 'stepwise.child_run_started')).toEqual([{ toolCallId: 'toolu_h', runId: childRunIdOf('run-1', 'toolu_h'), agent: 'helper' }]);
     expect(customs(seen, 'stepwise.child_run_ended')).toEqual([]);
     expect(seen.filter((e) => e.type === EventType.TOOL_CALL_RESULT)).toEqual([]);
+  });
+
+  it('shows a refused call of an agent (too deep, no budget left) as its tool error, never as a child run', async () => {
+    const world = new World(leadRun());
+    put(world, 0, 'user', [{ type: 'text', text: 'Add up.' }]);
+    put(world, 1, 'assistant', [{ type: 'tool_use', id: 'toolu_h', name: 'agent_helper', input: { goal: 'Add 2 and 3.' } }]);
+    putResult(world, 1, 0, 'toolu_h', 'agent_helper was not called: calls of agents nest at most 3 deep.', true);
+    put(world, 2, 'user', []);
+    put(world, 3, 'assistant', [{ type: 'text', text: 'I could not ask.' }]);
+    Object.assign(world.run, { status: 'succeeded', phase: 'complete', result: { response: 'I could not ask.', actionsTaken: [] } });
+
+    const events = (await readAll(world)).map((e) => e.event);
+    expect(customs(events, 'stepwise.child_run_started')).toEqual([]);
+    expect(customs(events, 'stepwise.child_run_ended')).toEqual([]);
+    expect(customs(events, 'stepwise.tool_result')).toEqual([expect.objectContaining({ toolCallId: 'toolu_h', isError: true })]);
   });
 });
 

@@ -263,7 +263,10 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
     const approval = state.approvals.get(call.id);
     const callee = callees.get(call.name);
     if (callee !== undefined) {
-      emit(custom('child_run_started', { ...child(call), agent: callee }));
+      // A call of an agent started a child run once the run records it; a refused call (too deep,
+      // no budget left) has its tool error instead, and starts nothing.
+      if (state.run.children?.[call.id]) emit(custom('child_run_started', { ...child(call), agent: callee }));
+      else if (!results[index] && !over) return { agent, decisionOnly: false };
     } else if (approval) {
       emit(
         custom('approval_requested', {
@@ -291,7 +294,7 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
     }
     emit({ type: EventType.TOOL_CALL_RESULT, messageId: `${base}.r${index}`, toolCallId: call.id, content: stored.result.content, role: 'tool' });
     emit(custom('tool_result', { toolCallId: call.id, isError: stored.result.is_error === true, ran: stored.ran }));
-    if (callees.has(call.name)) emit(custom('child_run_ended', { ...child(call), isError: stored.result.is_error === true }));
+    if (callees.has(call.name) && state.run.children?.[call.id]) emit(custom('child_run_ended', { ...child(call), isError: stored.result.is_error === true }));
   }
   return undefined;
 }

@@ -98,7 +98,12 @@ export class RunEventReader {
   /** The newest run record read differs from the one the stream stands on: a conversation read must take it in. */
   private runPending(): boolean {
     const { latestRun: latest, state } = this;
-    return latest.updatedAt !== state.run.updatedAt || latest.status !== state.run.status || latest.phase !== state.run.phase;
+    return (
+      latest.updatedAt !== state.run.updatedAt ||
+      latest.status !== state.run.status ||
+      latest.phase !== state.run.phase ||
+      childCount(latest) !== childCount(state.run)
+    );
   }
 
   /**
@@ -161,7 +166,11 @@ export class RunEventReader {
     const { run, approvals } = await this.sources.runWithApprovals(this.state.run.runId);
     if (!run) throw new NotFound(`Run ${this.state.run.runId} is gone.`);
     const before = approvalsKey(this.state.approvals.values());
-    const changed = run.updatedAt !== this.latestRun.updatedAt || run.status !== this.latestRun.status || before !== approvalsKey(approvals);
+    const changed =
+      run.updatedAt !== this.latestRun.updatedAt ||
+      run.status !== this.latestRun.status ||
+      childCount(run) !== childCount(this.latestRun) ||
+      before !== approvalsKey(approvals);
     this.latestRun = run;
     this.state.approvals = new Map(approvals.map((a) => [a.toolUseId, a]));
     return changed;
@@ -290,4 +299,9 @@ function approvalsKey(approvals: Iterable<Approval>): string {
     .map((a) => `${a.toolUseId}:${a.decision ?? ''}`)
     .sort()
     .join(',');
+}
+
+/** The child runs a run records: recording one changes no other field the stream compares. */
+function childCount(run: Pick<Run, 'children'>): number {
+  return Object.keys(run.children ?? {}).length;
 }
