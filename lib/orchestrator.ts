@@ -190,7 +190,8 @@ export class Orchestrator extends Construct {
     const stepAgents = new sfn.Map(this, 'StepAgents', {
       itemsPath: '$.agents',
       maxConcurrency: 10,
-      itemSelector: { ...limits, 'agent.$': '$$.Map.Item.Value.agent', 'label.$': '$$.Map.Item.Value.label' },
+      // Each agent of a workflow keeps its own iteration limit (the lower of the request's and its definition's).
+      itemSelector: { ...limits, 'agent.$': '$$.Map.Item.Value.agent', 'label.$': '$$.Map.Item.Value.label', 'maxIterations.$': '$$.Map.Item.Value.maxIterations' },
       resultPath: sfn.JsonPath.DISCARD,
     });
     stepAgents.itemProcessor(markStepAgent.next(runStepAgent));

@@ -19,6 +19,10 @@ describe('Orchestrator', () => {
     for (const state of ['RunSingle', 'RunStepAgent']) {
       expect(nested[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': "States.Format('{}-{}', $.runId, $.label)", Input: { 'agent.$': '$.agent', 'label.$': '$.label' } });
     }
+    // Each agent of a workflow step keeps its own iteration limit, which the intake put on its item.
+    type MapState = State & { ItemSelector?: Record<string, unknown> };
+    const stepMap = (states.WorkflowSteps as State | undefined)?.ItemProcessor?.States.StepAgents as MapState | undefined;
+    expect(stepMap?.ItemSelector).toMatchObject({ 'agent.$': '$$.Map.Item.Value.agent', 'maxIterations.$': '$$.Map.Item.Value.maxIterations' });
     for (const agent of ['architect', 'coder']) {
       const state = `Run${agent[0]?.toUpperCase()}${agent.slice(1)}`;
       expect(nested[state]?.Parameters).toMatchObject({ StateMachineArn: loopRef, 'Name.$': `States.Format('{}-${agent}', $.runId)`, Input: { agent, label: agent } });

@@ -272,16 +272,26 @@ describe('a run of a team\'s workflow', () => {
         conversationId: 'run/run-1/extractor',
         maxIterations: 25,
         model: '',
-        // The orchestrator runs the workflow's steps in order, each step's agents at once.
+        // The orchestrator runs the workflow's steps in order, each step's agents at once, each
+        // agent with its own iteration limit (the reviewer's definition says 10).
         steps: [
           [
-            { agent: 'extractor', label: 'extractor' },
-            { agent: 'reviewer', label: 'reviewer' },
+            { agent: 'extractor', label: 'extractor', maxIterations: 25 },
+            { agent: 'reviewer', label: 'reviewer', maxIterations: 10 },
           ],
-          [{ agent: 'single', label: 'single' }],
+          [{ agent: 'single', label: 'single', maxIterations: 25 }],
         ],
       },
     ]);
+  });
+
+  it.each([
+    [5, [5, 5, 5]],
+    [15, [15, 10, 15]],
+  ])('gives each agent the lower of the request\'s limit (%i) and its own', async (requested, limits) => {
+    const deps = intake();
+    await createRun(bodyFor(deps, { goal: 'Review and sum.', workflow: 'review-flow', maxIterations: requested }), deps, { caller });
+    expect(deps.starter.started[0]?.steps?.flat().map((at) => at.maxIterations)).toEqual(limits);
   });
 });
 

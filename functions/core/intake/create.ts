@@ -175,9 +175,10 @@ export async function createRun(
   }
   const plan = runPlanOf(body, deps.agents);
   const place = placeOf(plan.agent.name);
-  // The request's limit, the agent's own, or the default; the lower when both are set.
-  const agentLimit = plan.mode === 'single' ? plan.agent.maxIterations : undefined;
-  const maxIterations = Math.min(body.maxIterations ?? agentLimit ?? defaultMaxIterations, agentLimit ?? Infinity);
+  // Each agent's limit: the request's, the agent's own, or the default; the lower when both are set.
+  const limitOf = (definition?: AgentDefinition) => Math.min(body.maxIterations ?? definition?.maxIterations ?? defaultMaxIterations, definition?.maxIterations ?? Infinity);
+  const maxIterations = limitOf(plan.mode === 'single' ? plan.agent : undefined);
+  const steps = plan.steps?.map((step) => step.map((at) => ({ ...at, maxIterations: limitOf(plan.agents.find((a) => a.place === at.agent)?.definition) })));
   const start = () =>
     deps.starter.start({
       runId,
@@ -187,7 +188,7 @@ export async function createRun(
       conversationId: conversationIdOf(runId, place, body.sessionId, owner),
       maxIterations,
       model: body.model ?? '',
-      ...(plan.steps ? { steps: plan.steps } : {}),
+      ...(steps ? { steps } : {}),
     });
   const existing = named ? await deps.runs.get(runId) : undefined;
   // A run id another caller chose first is not this caller's to repeat (nor to learn about from the answer).

@@ -23,8 +23,8 @@ export interface OrchestratorInput {
   /** The place of a one-agent run's agent (`single` for the assistant), and the short name its executions carry. */
   agent: string;
   label: string;
-  /** A team's workflow: its steps, each the agents that work at once (one, or a parallel step's). */
-  steps?: { agent: string; label: string }[][];
+  /** A team's workflow: its steps, each the agents that work at once (one, or a parallel step's), each with its own iteration limit. */
+  steps?: { agent: string; label: string; maxIterations: number }[][];
   conversationId: string;
   maxIterations: number;
   /** The model the run asked for; empty for the deployment's default. */
