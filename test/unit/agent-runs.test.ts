@@ -187,9 +187,22 @@ describe('a run request naming an agent or a workflow', () => {
 
   it('may not give an output schema to an agent that has its own', () => {
     const output = { schema: { type: 'object' } };
-    expect(issuesOf({ goal: 'Go.', agent: 'extractor', output })).toEqual([{ path: ['output'], message: 'this agent answers with its own output schema; leave output out' }]);
+    const own = [{ path: ['output'], message: 'the agent that answers this run has its own output schema; leave output out' }];
+    expect(issuesOf({ goal: 'Go.', agent: 'extractor', output })).toEqual(own);
     expect(issuesOf({ goal: 'Go.', agent: 'reviewer', output })).toEqual([]);
     expect(issuesOf({ goal: 'Go.', workflow: 'review-flow', output })).toEqual([]);
+    // A workflow whose last agent has a schema answers with it; one whose earlier agent has one does not.
+    const flows = AgentCatalog.from({ agents: [reviewer, extractor], workflows: [workflow('sum-last', ['reviewer', 'extractor']), workflow('sum-first', ['extractor', 'reviewer'])] }, { external: externalToolNames });
+    const parse = (body: Record<string, unknown>) => createRunBody({ agents: flows, externalToolNames }).safeParse(body).error?.issues.map((i) => ({ path: i.path, message: i.message })) ?? [];
+    expect(parse({ goal: 'Go.', workflow: 'sum-last', output })).toEqual(own);
+    expect(parse({ goal: 'Go.', workflow: 'sum-first', output })).toEqual([]);
+  });
+
+  it('answers a workflow with its last agent\'s own output schema', async () => {
+    const flows = AgentCatalog.from({ agents: [reviewer, extractor], workflows: [workflow('sum-last', ['reviewer', 'extractor'])] }, { external: externalToolNames });
+    const deps = intake({ agents: flows });
+    await createRun(bodyFor(deps, { goal: 'Review, then sum.', workflow: 'sum-last' }), deps, { caller });
+    expect(deps.runs.runs.get('run-1')?.output).toEqual({ schema: totalSchema });
   });
 });
 

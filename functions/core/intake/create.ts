@@ -227,7 +227,9 @@ export async function createRun(
   const gated = gatedTools([...(deps.approvalTools ?? []), ...definitions.flatMap((d) => d.approvals?.tools ?? [])], body.approvals?.tools);
   const rules = [...definitions.flatMap((d) => d.approvals?.rules ?? []), ...(body.approvals?.rules ?? [])];
   const budget = definitions.reduce((b, d) => stricter(b, d.budget), runBudget(body.budget, deps.budgets));
-  const output = (plan.mode === 'single' ? plan.agent.output : undefined) ?? body.output;
+  // The answering agent's own schema (a one-agent run's agent, a workflow's last), else the request's.
+  const answering = plan.mode === 'single' ? plan.agent : plan.agents.at(-1)?.definition;
+  const output = answering?.output ?? body.output;
   await storeDefinitions(deps.agentStore, [...plan.agents, ...plan.callees.map((definition) => ({ place: definition.name, definition }))]);
   const run: Run = {
     runId,

@@ -5,7 +5,7 @@
 import * as z from 'zod';
 import { AgentCatalog } from '../definitions/catalog.js';
 import { workflowOnlyAgents } from '../definitions/definition.js';
-import type { Definitions } from '../definitions/types.js';
+import type { AgentDefinition, Definitions } from '../definitions/types.js';
 import { approvalPolicy } from '../approvals/policy.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
@@ -87,12 +87,16 @@ export function targetOf(body: Target): { kind: 'agent' | 'workflow'; name: stri
 /** An agent with an output schema of its own answers with it: a request does not name another. */
 function ownOutput(agents: Definitions = builtinCatalog) {
   return {
-    check: (body: Target & { output?: unknown }) => {
-      const target = targetOf(body);
-      return !(body.output && target.kind === 'agent' && agents.agent(target.name)?.output);
-    },
-    params: { path: ['output'], message: 'this agent answers with its own output schema; leave output out' },
+    check: (body: Target & { output?: unknown }) => !(body.output && answeringAgent(targetOf(body), agents)?.output),
+    params: { path: ['output'], message: 'the agent that answers this run has its own output schema; leave output out' },
   };
+}
+
+/** The agent whose answer is the run's: the agent named, or the one agent of a workflow's last step. */
+export function answeringAgent(target: { kind: 'agent' | 'workflow'; name: string }, agents: Definitions = builtinCatalog): AgentDefinition | undefined {
+  if (target.kind === 'agent') return agents.agent(target.name);
+  const last = agents.workflow(target.name)?.steps.at(-1);
+  return typeof last === 'string' ? agents.agent(last) : undefined;
 }
 
 /** The body of `POST /runs`, with the deployment's list of models applied when it has one, its tools and its agents. */
