@@ -70,6 +70,21 @@ describe('markEndedRun', () => {
     expect(await runs.get('child-2')).toMatchObject({ status: 'succeeded' });
   });
 
+  it('fails the running child runs of a run its own states recorded failed (the execution ends FAILED at RunFailed)', async () => {
+    const { runs, deps } = await runningRun();
+    const base = (runId: string) => ({ ...structuredClone(runs.runs.get('run-1')!), runId, sessionId: undefined, parentRunId: 'run-1' });
+    await runs.create(base('child-1'));
+    await runs.addChild('run-1', 'toolu_1', { runId: 'child-1', agent: 'helper' });
+    const own = { code: 'ToolFailed', message: 'The calculator broke.', agent: 'single' };
+    await runs.failIfRunning('run-1', own);
+
+    const outcome = await markEndedRun(statusChange('run-1', 'FAILED', { error: 'ToolFailed', cause: 'The calculator broke.' }), deps);
+
+    expect(outcome).toEqual({ marked: false, runId: 'run-1', reason: 'The run is failed already.' });
+    expect(await runs.get('run-1')).toMatchObject({ status: 'failed', error: own });
+    expect(await runs.get('child-1')).toMatchObject({ status: 'failed', error: { code: 'ToolFailed', message: 'Its parent run run-1 ended: The calculator broke.', agent: 'helper' } });
+  });
+
   it('changes nothing when the same event is delivered again, and leaves a session another run took over', async () => {
     const { runs, sessions, intake, deps } = await runningRun();
     const event = statusChange('run-1', 'ABORTED');

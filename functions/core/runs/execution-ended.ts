@@ -87,8 +87,9 @@ export async function markEndedRun(event: unknown, deps: ExecutionEndedDeps): Pr
   if (!run) return { marked: false, runId, reason: 'No such run.' };
 
   let outcome: ExecutionEndedOutcome = { marked: false, runId, reason: `The run is ${run.status} already.` };
+  let error: RunError | undefined = run.error;
   if (run.status === 'running') {
-    const error: RunError = {
+    error = {
       code: executionEndedCodes[status.data],
       message: messageFor(status.data, detail.error, detail.cause),
       ...(run.currentAgent ? { agent: run.currentAgent } : {}),
@@ -96,9 +97,14 @@ export async function markEndedRun(event: unknown, deps: ExecutionEndedDeps): Pr
     // Conditional: the run's own states, or a cancel, may have ended it since it was read.
     if (await deps.runs.failIfRunning(runId, error)) outcome = { marked: true, runId, status: status.data, error };
     else outcome = { marked: false, runId, reason: 'The run ended meanwhile.' };
-    // Its child runs' nested executions ended with it: those still marked running fail the same way.
+  }
+  // Its child runs' nested executions ended with it, also when its own states recorded its failure
+  // (the execution then ends FAILED at RunFailed): those still marked running fail the same way.
+  // A cancelled run's children were cancelled with it (the cancel walks them).
+  if (run.status !== 'cancelled' && run.children && Object.keys(run.children).length) {
+    const why = error ?? { code: executionEndedCodes[status.data], message: messageFor(status.data, detail.error, detail.cause) };
     for await (const child of descendantsOf(run, deps.runs)) {
-      await deps.runs.failIfRunning(child.runId, { code: error.code, message: `Its parent run ${child.parentRunId} ended: ${error.message}`, agent: child.agent });
+      await deps.runs.failIfRunning(child.runId, { code: why.code, message: `Its parent run ${child.parentRunId} ended: ${why.message}`, agent: child.agent });
     }
   }
   // Whatever ended the run, its session is free now; a lock another run holds is left alone.
