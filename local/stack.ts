@@ -68,6 +68,8 @@ export interface LocalStack {
   lambdas: LocalLambdaApi;
   /** What the DynamoDB emulator served (the bench). */
   requestCounter: RequestCounter;
+  /** The local Step Functions API that the intake starts runs through (a test's second front door uses it too). */
+  sfnEndpoint: string;
   /** The local token issuer: `POST /_local/tokens` and `stepwise token` hand out its tokens. */
   issuer: LocalIssuer;
   /** Hands an event already on a bus to its rule's target again, as an at-least-once bus may; resolves when it was handled. */
@@ -282,6 +284,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       lambdas,
       issuer,
       requestCounter: emulators.requests,
+      sfnEndpoint: sfnApi.url,
       async redeliver(eventId) {
         const event = runtime.events.find((e) => e.id === eventId);
         if (!event) throw new Error(`No event ${eventId} on the local bus.`);

@@ -4,8 +4,13 @@
  * recording the agent and version it follows.
  */
 import { describe, expect, it } from 'vitest';
-import { refOf } from '../../functions/core/definitions/definition.js';
+import { refOf, versionOf } from '../../functions/core/definitions/definition.js';
 import type { AgentDefinition } from '../../functions/core/definitions/types.js';
+import { createRun } from '../../functions/core/intake/create.js';
+import { createRunBody } from '../../functions/core/intake/request.js';
+import { localCaller } from '../../functions/core/callers/types.js';
+import { intakeWiring } from '../../functions/wiring/intake.js';
+import { wire } from '../../functions/wiring/wire.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
@@ -98,6 +103,43 @@ describe('a team’s own agents', () => {
     const looping = local.book.add('looping', ...Array.from({ length: 6 }, (_, i) => ({ turn: use([`toolu_r${i}`, 'read_file', { path: 'NOTES.md' }]) })));
     const capped = await local.waitFor(String((await local.post('/runs', { goal: `${looping} Loop.`, agent: 'release-notes-writer', maxIterations: 50 })).body.runId));
     expect(capped).toMatchObject({ status: 'failed', error: { code: 'MaxIterationsExceeded' }, iterations: { 'release-notes-writer': 4 } });
+  });
+
+  it('keeps a running run on the version it started with when a deployment changes the agent under it', async () => {
+    // The first run of triage (this stack's version) waits for a reviewer before its calculator call.
+    const tag = local.book.add('pinned-old', { turn: use(['toolu_pin', 'calculator', { operation: 'add', a: 1, b: 1 }]) }, { turn: say('question') });
+    const started = await local.post('/runs', { goal: `${tag} Is this a bug?`, agent: 'triage', approvals: { tools: ['calculator'] } });
+    const oldRun = String(started.body.runId);
+    await local.waitingOn(oldRun, 1);
+
+    // Meanwhile a new deployment changes triage's instructions: its front door (the intake with the
+    // new definitions, on the same table and state machines) starts a run of the new version.
+    const changed = { ...triage, instructions: 'You triage requests, newly. Answer with one word.' };
+    const newDoor = intakeWiring(
+      wire({ ...process.env, STEPWISE_SFN_ENDPOINT: local.stack.sfnEndpoint, STEPWISE_AGENTS: JSON.stringify([changed, writer, researcher('a'), researcher('b'), editor]) }),
+    );
+    const newTag = local.book.add('pinned-new', { turn: say('feature') });
+    const body = createRunBody(newDoor).parse({ goal: `${newTag} Add dark mode.`, agent: 'triage' });
+    const { runId: newRun } = await createRun(body, newDoor, { caller: localCaller });
+    // (Not waitFor: it waits for the stack to be idle, and the first run waits for a reviewer.)
+    const ended = async (runId: string) => {
+      for (let tries = 0; tries < 500; tries++) {
+        const { body } = await local.get(`/runs/${runId}`);
+        if (body.status !== 'running') return body;
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      throw new Error(`Run ${runId} is still running.`);
+    };
+    expect(await ended(newRun)).toMatchObject({ status: 'succeeded', agent: { name: 'triage', version: versionOf(changed) } });
+
+    // The first run goes on with the instructions it started with, and stays on its version.
+    expect((await local.post(`/runs/${oldRun}/approvals/toolu_pin`, { decision: 'approve' })).status).toBe(202);
+    expect(await local.waitFor(oldRun)).toMatchObject({ status: 'succeeded', agent: refOf(triage), result: { response: 'question' } });
+    const oldRequests = local.book.requests.get('pinned-old') ?? [];
+    expect(oldRequests).toHaveLength(2);
+    for (const request of oldRequests) expect(JSON.stringify(request.system)).toContain(triage.instructions);
+    expect(JSON.stringify(local.book.requests.get('pinned-new')?.[0]?.system)).toContain(changed.instructions);
+    expect(versionOf(changed)).not.toBe(versionOf(triage));
   });
 
   it('refuses an unknown agent with the names it has, and keeps mode "single" as the assistant', async () => {
