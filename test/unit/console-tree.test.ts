@@ -1,9 +1,9 @@
 /**
- * The console's tree of child runs (console/src/views/tree.ts): read breadth first from each
+ * The console's tree of child runs (console/src/tree.ts): read breadth first from each
  * run's `children`, a child the caller cannot read shown as not found, and a bound on the reads.
  */
 import { describe, expect, it } from 'vitest';
-import { childrenOf, readTree } from '../../console/src/views/tree.js';
+import { childrenOf, readTree } from '../../console/src/tree.js';
 import { ApiError } from '../../console/src/api.js';
 
 type Record = { status: string; estimatedCostUsd: number; goal: string; children?: { [toolUseId: string]: { runId: string; agent: string } } };

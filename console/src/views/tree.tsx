@@ -6,47 +6,8 @@
  */
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import type { ApiClient } from '../api.js';
-import type { RunRecord } from '../records.js';
+import { type TreeNode, readTree } from '../tree.js';
 import { Link, StatusBadge, formatCost, runHref } from './common.js';
-
-/** One child run as the tree shows it: its record once read, and its own children. */
-export interface TreeNode {
-  runId: string;
-  agent: string;
-  record?: Pick<RunRecord, 'status' | 'estimatedCostUsd' | 'goal'>;
-  missing?: boolean;
-  children: TreeNode[];
-}
-
-type Children = RunRecord['children'];
-
-/** The runs a run's `children` names, in the order their calls were made (the record keys them by tool call). */
-export function childrenOf(children: Children): { runId: string; agent: string }[] {
-  return Object.values(children ?? {});
-}
-
-/**
- * Reads the tree below a run: each child's record, then its children, breadth first, at most
- * `maxRuns` records in all (nesting is at most 3 deep, and a run calls few agents).
- */
-export async function readTree(api: Pick<ApiClient, 'getRun'>, children: Children, maxRuns = 50): Promise<TreeNode[]> {
-  let budget = maxRuns;
-  const grow = async (of: Children): Promise<TreeNode[]> => {
-    const nodes = childrenOf(of).slice(0, Math.max(0, budget));
-    budget -= nodes.length;
-    return Promise.all(
-      nodes.map(async ({ runId, agent }): Promise<TreeNode> => {
-        try {
-          const record = await api.getRun(runId);
-          return { runId, agent, record, children: await grow(record.children) };
-        } catch {
-          return { runId, agent, missing: true, children: [] };
-        }
-      }),
-    );
-  };
-  return grow(children);
-}
 
 /** Whether any run of the tree is still running (the tree is read again while one is). */
 function anyRunning(nodes: readonly TreeNode[]): boolean {
