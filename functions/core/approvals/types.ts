@@ -58,10 +58,26 @@ export function policySchema<Tool extends z.ZodType<string>>(tool: Tool) {
     .strict();
 }
 
-/** A stored approval policy (the run record): any tool names, checked when the run was made. */
+/** A stored approval policy (an agent definition's): any tool names, checked when it was made. */
 export const ApprovalPolicy = policySchema(PolicyToolName);
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
 export type ApprovalRule = NonNullable<ApprovalPolicy['rules']>[number];
+
+/** Where one layer of a run's policy comes from: the deployment, an agent definition (`agent:<name>`), or the run's own request. */
+export const PolicySource = z.string().regex(/^(deployment|run|agent:[a-z0-9-]{1,64})$/, 'deployment, run or agent:<name>');
+export type PolicySource = z.infer<typeof PolicySource>;
+
+/** One layer of a run's policy: the gates and rules of one source, which decide only for that source (DESIGN §16). */
+export const PolicyLayer = ApprovalPolicy.extend({ from: PolicySource });
+export type PolicyLayer = z.infer<typeof PolicyLayer>;
+
+/**
+ * A run's approval policy as its record keeps it: `tools`, every tool any layer gates; `rules`, the
+ * run's own, as its request gave them; and `layers`, each source's own gates and rules, which
+ * decide. Records made before layers have `tools` and `rules` only (`layersOf` reads them).
+ */
+export const RunApprovals = ApprovalPolicy.extend({ layers: z.array(PolicyLayer).max(20).optional() });
+export type RunApprovals = z.infer<typeof RunApprovals>;
 
 export const Decision = z.enum(['approve', 'deny']);
 
@@ -161,8 +177,8 @@ export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
 export interface ApprovalStore {
   /** The tools that may need approval in a run (gated or named by a rule): the run record's policy, fixed when the run was created. */
   toolsFor(runId: string): Promise<readonly string[]>;
-  /** The run's approval policy, rules included. */
-  policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>>;
+  /** The run's approval policy, rules and layers included. */
+  policyFor(runId: string): Promise<RunApprovals>;
   get(runId: string, toolUseId: string): Promise<Approval | undefined>;
   /** Every approval of a run, decided or not. */
   list(runId: string): Promise<Approval[]>;
