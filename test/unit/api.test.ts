@@ -334,7 +334,7 @@ describe('approvals through the API', () => {
       layers: [{ from: 'run', tools: ['write_file', 'docs__search', 'word_count'], rules: approvals.rules }],
     });
 
-    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count';
+    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count (and <server>__* for every tool of a server)';
     for (const name of ['nosuch__x', 'shout', 'docs__', 'docs']) {
       const refused = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: [name] } });
       expect(refused).toMatchObject({

@@ -1,12 +1,15 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
-import { decisionFor, layer, layeredPolicy, ruleFor } from '../../functions/core/approvals/policy.js';
+import { approvalPolicy, decisionFor, layer, layeredPolicy, ruleFor } from '../../functions/core/approvals/policy.js';
 import { requestApproval } from '../../functions/core/approvals/request.js';
 import { type ApprovalPolicy, type ApprovalRule, type RuleAction, RunApprovals } from '../../functions/core/approvals/types.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
+import { unlistedPolicyTools } from '../../functions/core/tools/external/names.js';
+import { readEnv } from '../../functions/wiring/wire.js';
 import { as, memoryApi } from '../support/api.js';
-import { use } from '../support/agents.js';
+import { memoryCore, use } from '../support/agents.js';
+import { MemoryApprovalStore } from '../support/memory.js';
 
 const alice = as('alice', { tenant: 'acme' });
 const rita = as('rita', { tenant: 'acme', scopes: ['approve'] });
@@ -94,7 +97,7 @@ describe('a run\'s own approval rules (DESIGN §16: they only add control)', () 
 
 describe('the decision of a run\'s layered policy', () => {
   const names = ['write_file', 'edit_file', 'calculator', 'docs__search', 'docs__later'];
-  const entry = fc.constantFrom('write_file', 'edit_file', 'calculator', 'docs__search');
+  const entry = fc.constantFrom('write_file', 'edit_file', 'calculator', 'docs__search', 'docs__*');
   const rule = fc.record(
     { tool: entry, input: fc.dictionary(fc.constantFrom('path', 'q'), fc.constantFrom('notes/**', '*.md', '**'), { maxKeys: 1 }), action: fc.constantFrom('approve', 'deny', 'ask') },
     { requiredKeys: ['tool', 'action'] },
@@ -137,5 +140,41 @@ describe('the decision of a run\'s layered policy', () => {
     const legacy = RunApprovals.parse({ tools: ['write_file'], rules: [{ tool: 'write_file', action: 'approve' }, { tool: 'calculator', action: 'deny' }] });
     expect(decisionFor(legacy, { name: 'write_file', input: {} })).toEqual({ action: 'ask' });
     expect(decisionFor(legacy, { name: 'calculator', input: {} })).toEqual({ action: 'deny', by: 'rule:1' });
+  });
+});
+
+describe('<server>__* in gates and rules', () => {
+  const external = { mcpServers: ['docs', 'my-search'], lambdaTools: ['word_count'] };
+
+  it('is a name a policy may give for a configured server, and nothing else with a "*" is', () => {
+    const parse = (tool: string) => approvalPolicy(external).safeParse({ tools: [tool], rules: [{ tool, action: 'deny' }] }).success;
+    expect(['docs__*', 'my-search__*'].map(parse)).toEqual([true, true]);
+    expect(['nosuch__*', 'docs__a*', 'docs*', '*', 'docs___*', 'word_count__*', 'docs__**'].map(parse)).toEqual([false, false, false, false, false, false, false]);
+    expect(readEnv({ STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_MCP_SERVER_NAMES: 'docs', STEPWISE_APPROVAL_TOOLS: 'docs__*' }).STEPWISE_APPROVAL_TOOLS).toEqual(['docs__*']);
+  });
+
+  it('covers every tool of its server, a tool the server lists only later included, and no other server\'s or tool\'s', () => {
+    const gate = { tools: ['docs__*'] };
+    const asked = ['docs__search', 'docs__added_later', 'docs___x'].map((name) => ruleFor(gate, { name, input: {} }).action);
+    expect(asked).toEqual(['ask', 'ask', 'ask']);
+    const free = ['docsx__search', 'my-docs__search', 'docs', 'docs_search', 'word_count', 'write_file'].map((name) => ruleFor(gate, { name, input: {} }).action);
+    expect(free).toEqual(['approve', 'approve', 'approve', 'approve', 'approve', 'approve']);
+    const ruled = { tools: [], rules: [{ tool: 'docs__*', input: { url: 'https://internal/**' }, action: 'deny' as const }] };
+    expect(ruleFor(ruled, { name: 'docs__fetch', input: { url: 'https://internal/secrets' } })).toEqual({ action: 'deny', index: 0 });
+    expect(ruleFor(ruled, { name: 'docs__fetch', input: { url: 'https://example.com/' } })).toEqual({ action: 'approve' });
+  });
+
+  it('gates at the inference step a call of a tool no catalog listed when the run began, and is never an unlisted name', async () => {
+    const core = await memoryCore('Fetch.');
+    const approvals = new MemoryApprovalStore();
+    approvals.policies.set('run-1', ['docs__*']);
+    core.model.addTurn(use(['toolu_1', 'docs__fetch', { url: 'https://example.com/' }], ['toolu_2', 'calculator', { operation: 'add', a: 1, b: 2 }]));
+    const step = await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, { ...core.deps, approvals });
+    expect(step.toolCalls).toEqual([
+      { id: 'toolu_1', name: 'docs__fetch', needsApproval: true },
+      { id: 'toolu_2', name: 'calculator', needsApproval: false },
+    ]);
+    const catalog = { tools: [{ name: 'docs__search', description: '', inputSchema: {}, source: 'mcp:docs', target: 'search', agents: ['single' as const] }], unavailable: [] };
+    expect(unlistedPolicyTools(['docs__*', 'docs__serach'], catalog)).toEqual(['docs__serach']);
   });
 });

@@ -6,20 +6,21 @@
 import { minimatch } from 'minimatch';
 import { toolNames } from '../tools/builtin/builtin.js';
 import { type ExternalToolNames, mcpSeparator } from '../tools/external/types.js';
-import { isExternalToolName, noExternalTools } from '../tools/external/names.js';
+import { coversTool, isExternalToolName, noExternalTools, wholeServerOf } from '../tools/external/names.js';
 import { ApprovalPolicy, type PolicyLayer, type PolicySource, PolicyToolName, type RuleAction, type RunApprovals, policySchema } from './types.js';
 
 /**
  * Whether a policy may name a tool: a built-in tool, or one of the deployment's external tools
- * (`<server>__<tool>` of a configured MCP server, a configured Lambda tool).
+ * (`<server>__<tool>` or `<server>__*` of a configured MCP server, a configured Lambda tool).
  */
 export function approvableTool(external: ExternalToolNames = noExternalTools): (name: string) => boolean {
-  return (name) => toolNames.includes(name) || isExternalToolName(external, name);
+  return (name) => toolNames.includes(name) || isExternalToolName(external, name) || external.mcpServers.includes(wholeServerOf(name) ?? '');
 }
 
-/** The tools a policy may name in a deployment, as a refusal lists them: `calculator, …, docs__<tool>, word_count`. */
+/** The tools a policy may name in a deployment, as a refusal lists them: `calculator, …, docs__<tool>, word_count (and <server>__* …)`. */
 export function approvableToolsText(external: ExternalToolNames = noExternalTools): string {
-  return [...toolNames, ...external.mcpServers.map((server) => `${server}${mcpSeparator}<tool>`), ...external.lambdaTools].join(', ');
+  const names = [...toolNames, ...external.mcpServers.map((server) => `${server}${mcpSeparator}<tool>`), ...external.lambdaTools].join(', ');
+  return external.mcpServers.length ? `${names} (and <server>${mcpSeparator}* for every tool of a server)` : names;
 }
 
 /**
@@ -40,9 +41,9 @@ export function policyTools(policy: Pick<RunApprovals, 'tools' | 'rules' | 'laye
   return [...new Set(layersOf(policy).flatMap((layer) => [...layer.tools, ...(layer.rules ?? []).map((rule) => rule.tool)]))];
 }
 
-/** Whether `tools` (a policy's gates, or the tools it may stop) cover a call of `name`. */
+/** Whether `tools` (a policy's gates, or the tools it may stop) cover a call of `name` (`<server>__*` covers the server's tools). */
 export function covers(tools: readonly string[], name: string): boolean {
-  return tools.includes(name);
+  return tools.some((entry) => coversTool(entry, name));
 }
 
 /**
@@ -53,7 +54,7 @@ export function ruleFor(policy: Pick<ApprovalPolicy, 'tools' | 'rules'>, call: {
   const fields = (typeof call.input === 'object' && call.input !== null ? call.input : {}) as Record<string, unknown>;
   const index = (policy.rules ?? []).findIndex(
     (rule) =>
-      rule.tool === call.name &&
+      coversTool(rule.tool, call.name) &&
       Object.entries(rule.input ?? {}).every(([field, glob]) => typeof fields[field] === 'string' && minimatch(fields[field], glob, { dot: true, nocomment: true, nonegate: true })),
   );
   const rule = policy.rules?.[index];

@@ -6,18 +6,24 @@ import * as z from 'zod';
 import { type ConversationStore } from '../conversation/types.js';
 import { AgentName } from '../agents/types.js';
 import { type Issue, named } from '../errors/errors.js';
-import { toolNamePattern } from '../tools/external/types.js';
+import { mcpSeparator, toolNamePattern } from '../tools/external/types.js';
 
 /** What to do with a call a rule matches. */
 export const RuleAction = z.enum(['approve', 'deny', 'ask']);
 
 export type RuleAction = z.infer<typeof RuleAction>;
 
-/** A tool a policy names, as the model calls it: any tool name (a stored policy, checked when its run was made). */
+/** `<server>__*`: every tool of an MCP server, those it lists later included. */
+export const wholeServerPattern = new RegExp(`^[a-zA-Z0-9-]{1,32}${mcpSeparator}\\*$`);
+
+/** A tool a policy names, as the model calls it, or a whole MCP server: any such name (a stored policy, checked when its run was made). */
 export const PolicyToolName = z
   .string()
-  .regex(toolNamePattern, { abort: true, error: 'must be a tool name (^[a-zA-Z0-9_-]{1,64}$)' })
-  .meta({ description: 'A built-in tool, `<server>__<tool>` of a configured MCP server, or a configured Lambda tool.' });
+  .refine((name) => toolNamePattern.test(name) || wholeServerPattern.test(name), {
+    abort: true,
+    error: 'must be a tool name (^[a-zA-Z0-9_-]{1,64}$) or <server>__*',
+  })
+  .meta({ description: 'A built-in tool, `<server>__<tool>` of a configured MCP server or `<server>__*` for all of its tools, or a configured Lambda tool.' });
 
 /** The most tools one policy gates: every built-in tool, and room for external ones. */
 const maxPolicyTools = 100;
