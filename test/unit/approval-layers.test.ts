@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
 import { approvalPolicy, decisionFor, layer, layeredPolicy, ruleFor } from '../../functions/core/approvals/policy.js';
 import { requestApproval } from '../../functions/core/approvals/request.js';
+import { intakeEvent } from '../../functions/core/intake/events.js';
 import { type ApprovalPolicy, type ApprovalRule, type RuleAction, RunApprovals } from '../../functions/core/approvals/types.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { unlistedPolicyTools } from '../../functions/core/tools/external/names.js';
@@ -67,6 +68,20 @@ describe('a run\'s own approval rules (DESIGN §16: they only add control)', () 
     expect(started.status).toBe(200);
     expect(await callThrough(api, 'agui-1', writeA)).toEqual({ gated: [['toolu_w', true]], outcomes: [['toolu_w', false]] });
     expect((await api.approvals.get('agui-1', 'toolu_w'))?.decision).toBeUndefined();
+  });
+
+  it('cannot approve a call the deployment gates when the run comes from a run-requested event', async () => {
+    const api = memoryApi({ approvalTools: ['write_file'] });
+    const event = {
+      id: 'e1',
+      'detail-type': 'Stepwise Run Requested',
+      source: 'app.orders',
+      account: '123456789012',
+      detail: { goal: 'Write a.md.', mode: 'single', approvals: { rules: [{ tool: 'write_file', action: 'approve' }] } },
+    };
+    const deps = { runs: api.runs, starter: api.starter, newId: () => 'unused', approvalTools: ['write_file'], deadLetters: { send: async () => undefined } };
+    expect(await intakeEvent(event, deps)).toEqual({ accepted: true, runId: 'evt-e1' });
+    expect(await callThrough(api, 'evt-e1', writeA)).toEqual({ gated: [['toolu_w', true]], outcomes: [['toolu_w', false]] });
   });
 
   it('approves the calls the run gated itself, and a deny rule tightens a gate of the deployment', async () => {
