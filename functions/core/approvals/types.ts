@@ -51,13 +51,15 @@ export function policySchema<Tool extends z.ZodType<string>>(tool: Tool) {
         .array(tool)
         .max(maxPolicyTools)
         .default([])
-        .meta({ description: 'Tools whose calls wait for a reviewer; added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
+        .meta({ description: 'Tools whose calls wait for a reviewer (`<server>__*`: every tool of an MCP server); added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
       rules: z
         .array(rule)
         .max(50)
         .optional()
         .meta({
-          description: 'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs.',
+          description:
+            'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs. ' +
+            'A run\'s `approve` never decides a call the deployment or an agent gates: that call still waits for a reviewer.',
           example: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }],
         }),
     })
