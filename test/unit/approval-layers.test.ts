@@ -60,6 +60,9 @@ describe('a run\'s own approval rules (DESIGN §16: they only add control)', () 
     expect((await api.approvals.get(runId, 'toolu_w'))?.decision).toBeUndefined();
     expect((await api.request('POST', `/runs/${runId}/approvals/toolu_w`, { decision: 'approve' }, alice)).status).toBe(403);
     expect((await api.request('POST', `/runs/${runId}/approvals/toolu_w`, { decision: 'approve' }, rita)).body).toMatchObject({ decision: 'approve', decidedBy: 'test#rita' });
+    // Nor can a request name layers of its own.
+    const forged = { rules: [{ tool: 'write_file', action: 'approve' }], layers: [{ from: 'deployment', tools: [] }] };
+    expect(await api.request('POST', '/runs', { goal: 'Write a.md.', mode: 'single', approvals: forged }, alice)).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals' }] } } });
   });
 
   it('cannot approve a call the deployment gates when the run comes through POST /agui forwardedProps', async () => {
