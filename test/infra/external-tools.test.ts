@@ -115,7 +115,7 @@ describe('StepwiseStack gating external tools', () => {
   });
 
   it('refuses at synth approvalTools naming a tool the deployment does not have, rather than deploy it ungated', () => {
-    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count';
+    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count (and <server>__* for every tool of a server)';
     // A server that is not configured, a Lambda tool that is not, a server's name with no tool, a name the model cannot call.
     for (const name of ['nosuch__x', 'shout', 'docs__', 'docs__a.b', 'docs']) {
       const app = unbundledApp();

@@ -40,6 +40,48 @@ describe('approval rules', () => {
     expect((await files(runId)).map((f) => f.path).sort()).toEqual(['notes/today.md', 'other.md']);
   });
 
+  it('never lets a run\'s own rule approve a call the deployment gates: it waits for a reviewer, while the rule approves what the run gated', async () => {
+    const tag = local.book.add(
+      'own-rules',
+      { turn: use(['toolu_e', 'edit_file', { path: 'a.md', old_string: 'a', new_string: 'b' }], ['toolu_w', 'write_file', { path: 'notes/b.md', content: 'b' }]) },
+      { turn: say('Edit denied, note written.') },
+    );
+    // Issue 32: the deployment gates edit_file; the run's approve rule for it once decided the call as `rule:0`.
+    const runId = await start(`${tag} Edit and note.`, {
+      approvals: { tools: ['write_file'], rules: [{ tool: 'edit_file', action: 'approve' }, { tool: 'write_file', action: 'approve' }] },
+    });
+    const waiting = await local.waitingOn(runId, 1);
+    expect(waiting.waitingFor.map((w) => w.toolUseId)).toEqual(['toolu_e']);
+    expect(waiting.decisions).toEqual([expect.objectContaining({ toolUseId: 'toolu_w', decision: 'approve', decidedBy: 'rule:1' })]);
+    expect((await decide(runId, 'toolu_e', { decision: 'deny' })).body).toMatchObject({ decision: 'deny', decidedBy: 'local' });
+    expect((await local.waitFor(runId)).status).toBe('succeeded');
+    expect((await files(runId)).map((f) => f.path)).toEqual(['notes/b.md']);
+  });
+
+  it('never lets a rule sent in POST /agui forwardedProps approve a call the deployment gates', async () => {
+    const tag = local.book.add('agui-rules', { turn: use(['toolu_ae', 'edit_file', { path: 'a.md', old_string: 'a', new_string: 'b' }]) }, { turn: say('Not edited.') });
+    const runId = 'agui-own-rules';
+    const stream = await fetch(`${local.stack.url}/agui`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({
+        threadId: 'thread-agui-own-rules',
+        runId,
+        state: {},
+        messages: [{ id: 'u1', role: 'user', content: `${tag} Edit a.md.` }],
+        tools: [],
+        context: [],
+        forwardedProps: { stepwise: { approvals: { rules: [{ tool: 'edit_file', action: 'approve' }] } } },
+      }),
+    });
+    expect(stream.status).toBe(200);
+    const waiting = await local.waitingOn(runId, 1);
+    expect([waiting.waitingFor.map((w) => w.toolUseId), waiting.decisions]).toEqual([['toolu_ae'], []]);
+    expect((await decide(runId, 'toolu_ae', { decision: 'deny' })).status).toBe(202);
+    // The stream ends with the run.
+    expect(await stream.text()).toContain('RUN_FINISHED');
+  });
+
   it('refuses a rule that names an unknown action or tool, naming the field', async () => {
     const bad = await local.post('/runs', { goal: 'x', mode: 'single', approvals: { rules: [{ tool: 'write_file', action: 'maybe' }] } });
     expect(bad).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'approvals.rules.0.action' }] } } });

@@ -87,4 +87,23 @@ describe('DynamoApprovalStore', () => {
     expect(await approvals.toolsFor(gated)).toEqual(['write_file']);
     expect(await approvals.toolsFor(open)).toEqual([]);
   });
+
+  it('reads a run\'s policy with its layers, and a record made before layers as it was written', async () => {
+    const { approvals, runs } = aws.wiring();
+    const layered = freshRun();
+    const legacy = freshRun();
+    const policy = {
+      tools: ['write_file', 'docs__*'],
+      rules: [{ tool: 'write_file', action: 'approve' as const }],
+      layers: [
+        { from: 'deployment', tools: ['docs__*'] },
+        { from: 'run', tools: ['write_file'], rules: [{ tool: 'write_file', action: 'approve' as const }] },
+      ],
+    };
+    await runs.create(newRun(layered, 'Gate.', { approvals: policy }));
+    await runs.create(newRun(legacy, 'Gate.', { approvals: { tools: ['edit_file'], rules: [{ tool: 'edit_file', action: 'approve' }] } }));
+    expect(await approvals.policyFor(layered)).toEqual(policy);
+    expect(await approvals.toolsFor(layered)).toEqual(['docs__*', 'write_file']);
+    expect(await approvals.policyFor(legacy)).toEqual({ tools: ['edit_file'], rules: [{ tool: 'edit_file', action: 'approve' }] });
+  });
 });

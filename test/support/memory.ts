@@ -2,7 +2,7 @@
  * In-memory fakes of the ports, with the same semantics as the DynamoDB and S3 adapters
  * (conditional writes, splicing through `assembleConversation`), for core tests without I/O.
  */
-import { type Approval, type ApprovalPolicy, type ApprovalRule, type ApprovalStore, type TaskTokens } from '../../functions/core/approvals/types.js';
+import { type Approval, type ApprovalRule, type ApprovalStore, type RunApprovals, type TaskTokens } from '../../functions/core/approvals/types.js';
 import { policyTools } from '../../functions/core/approvals/policy.js';
 import type { SpendStore } from '../../functions/core/budgets/types.js';
 import { type Owner } from '../../functions/core/callers/types.js';
@@ -269,9 +269,16 @@ export class MemoryApprovalStore implements ApprovalStore {
 
   /** Rules of a run's policy, beside its gated tools in `policies`. */
   readonly rules = new Map<string, ApprovalRule[]>();
-  async policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>> {
+
+  /** With `runs`, a run's policy is its record's (as the DynamoDB store reads it) unless `policies` or `rules` name the run. */
+  constructor(private readonly runs?: Pick<RunStore, 'get'>) {}
+
+  async policyFor(runId: string): Promise<RunApprovals> {
     const rules = this.rules.get(runId);
-    return { tools: this.policies.get(runId) ?? [], ...(rules ? { rules } : {}) };
+    if (!rules && !this.policies.has(runId) && this.runs) return (await this.runs.get(runId))?.approvals ?? { tools: [] };
+    // Set by hand, it is the run's own policy: its rules approve what it gates.
+    const tools = this.policies.get(runId) ?? [];
+    return { tools, layers: [{ from: 'run', tools, ...(rules ? { rules } : {}) }] };
   }
   async toolsFor(runId: string): Promise<readonly string[]> {
     return policyTools(await this.policyFor(runId));

@@ -203,8 +203,14 @@ describe('startChild', () => {
       ],
       parentRunId: 'parent',
       depth: 1,
-      // The deployment's gate the parent carries, and the checker's own gate and rule (built-in tools in their order).
-      approvals: { tools: ['calculator', 'write_file'], rules: [{ tool: 'read_file', input: { path: 'secret/**' }, action: 'deny' }] },
+      // The deployment's gate the parent carries, and the checker's own gate and rule as its layer (built-in tools in their order).
+      approvals: {
+        tools: ['calculator', 'write_file'],
+        layers: [
+          { from: 'deployment', tools: ['write_file'] },
+          { from: 'agent:checker', tools: ['calculator'], rules: [{ tool: 'read_file', input: { path: 'secret/**' }, action: 'deny' }] },
+        ],
+      },
       // What the parent had left of the helper's budget (the turn calling the checker spent 1,000 tokens in and 100 out).
       budget: { maxUsd: 1 - sonnet(1_000, 100) },
       output: { schema: verdictSchema },
@@ -245,7 +251,7 @@ describe('startChild', () => {
     const child = w.record(childRunIdOf('parent', 'toolu_b'));
     expect([child?.status, child !== undefined && 'budget' in child]).toEqual(['running', false]);
     // Nor a policy of its own: the deployment's gate alone.
-    expect(child?.approvals).toEqual({ tools: ['write_file'] });
+    expect(child?.approvals).toEqual({ tools: ['write_file'], layers: [{ from: 'deployment', tools: ['write_file'] }] });
   });
 
   it('creates the child once however often it is asked, and keeps what it was created with', async () => {

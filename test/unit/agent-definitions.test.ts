@@ -134,7 +134,13 @@ describe('AgentCatalog.from accepts', () => {
     maxTokens: 2048,
     maxIterations: 12,
     output: { schema: { type: 'object', properties: { answer: { type: 'string' } }, required: ['answer'] } },
-    approvals: { tools: ['word_count', 'web__get'], rules: [{ tool: 'docs__search', input: { q: 'secret*' }, action: 'deny' }] },
+    approvals: {
+      tools: ['word_count', 'web__get'],
+      rules: [
+        { tool: 'docs__search', input: { q: 'secret*' }, action: 'deny' },
+        { tool: 'web__*', input: { url: 'https://internal/**' }, action: 'deny' },
+      ],
+    },
     budget: { maxUsd: 0.5, maxTokens: 40_000 },
   });
   const lead = agent('lead', { tools: ['agent:researcher', 'agent:assistant', 'calculator'] });

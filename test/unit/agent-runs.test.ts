@@ -98,12 +98,15 @@ describe('a run of a team\'s agent', () => {
       owner,
       agent: refOf(reviewer),
       agents: [{ place: 'reviewer', ...refOf(reviewer) }],
-      // The deployment's, the agent's and the run's gates: built-in tools first, then external ones by name.
+      // The deployment's, the agent's and the run's gates: built-in tools first, then external ones by name;
+      // each source's gates and rules kept as its layer (the run's rule approves nothing the deployment gates).
       approvals: {
         tools: ['write_file', 'edit_file', 'docs__search', 'shout'],
-        rules: [
-          { tool: 'read_file', input: { path: 'secret/**' }, action: 'deny' },
-          { tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' },
+        rules: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }],
+        layers: [
+          { from: 'deployment', tools: ['write_file'] },
+          { from: 'agent:reviewer', tools: ['docs__search'], rules: [{ tool: 'read_file', input: { path: 'secret/**' }, action: 'deny' }] },
+          { from: 'run', tools: ['edit_file', 'shout'], rules: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }] },
         ],
       },
       // The default's dollars (the run named none), the agent's tokens (stricter than the run's).
@@ -263,9 +266,10 @@ describe('a run of a team\'s workflow', () => {
       ],
       approvals: {
         tools: ['calculator', 'write_file', 'docs__search'],
-        rules: [
-          { tool: 'calculator', action: 'approve' },
-          { tool: 'read_file', input: { path: 'secret/**' }, action: 'deny' },
+        layers: [
+          { from: 'deployment', tools: ['write_file'] },
+          { from: 'agent:extractor', tools: ['calculator'], rules: [{ tool: 'calculator', action: 'approve' }] },
+          { from: 'agent:reviewer', tools: ['docs__search'], rules: [{ tool: 'read_file', input: { path: 'secret/**' }, action: 'deny' }] },
         ],
       },
       budget: { maxUsd: 0.5, maxTokens: 50_000 },

@@ -307,9 +307,15 @@ describe('approvals through the API', () => {
   it('records a run\'s approval list, added to the deployment\'s, and refuses unknown tools', async () => {
     const api = memoryApi({ approvalTools: ['edit_file'] });
     await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: ['write_file', 'edit_file', 'write_file'] } });
-    expect((await api.runs.get('run-1'))?.approvals).toEqual({ tools: ['write_file', 'edit_file'] });
+    expect((await api.runs.get('run-1'))?.approvals).toEqual({
+      tools: ['write_file', 'edit_file'],
+      layers: [
+        { from: 'deployment', tools: ['edit_file'] },
+        { from: 'run', tools: ['write_file', 'edit_file'] },
+      ],
+    });
     await api.request('POST', '/runs', { goal, mode: 'single' });
-    expect((await api.runs.get('run-2'))?.approvals).toEqual({ tools: ['edit_file'] });
+    expect((await api.runs.get('run-2'))?.approvals).toEqual({ tools: ['edit_file'], layers: [{ from: 'deployment', tools: ['edit_file'] }] });
     expect((await memoryApi().request('POST', '/runs', { goal })).status).toBe(202);
 
     const refused = await api.request('POST', '/runs', { goal, approvals: { tools: ['shell'] } });
@@ -322,9 +328,13 @@ describe('approvals through the API', () => {
     const api = memoryApi({ externalToolNames: { mcpServers: ['docs'], lambdaTools: ['word_count'] } });
     const approvals = { tools: ['docs__search', 'word_count', 'write_file'], rules: [{ tool: 'docs__fetch', input: { url: 'https://internal/**' }, action: 'deny' }] };
     expect((await api.request('POST', '/runs', { goal, mode: 'single', approvals })).status).toBe(202);
-    expect((await api.runs.get('run-1'))?.approvals).toEqual({ tools: ['write_file', 'docs__search', 'word_count'], rules: approvals.rules });
+    expect((await api.runs.get('run-1'))?.approvals).toEqual({
+      tools: ['write_file', 'docs__search', 'word_count'],
+      rules: approvals.rules,
+      layers: [{ from: 'run', tools: ['write_file', 'docs__search', 'word_count'], rules: approvals.rules }],
+    });
 
-    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count';
+    const known = 'calculator, read_file, write_file, list_files, edit_file, finish_plan, docs__<tool>, word_count (and <server>__* for every tool of a server)';
     for (const name of ['nosuch__x', 'shout', 'docs__', 'docs']) {
       const refused = await api.request('POST', '/runs', { goal, mode: 'single', approvals: { tools: [name] } });
       expect(refused).toMatchObject({
@@ -356,7 +366,7 @@ describe('approvals through the API', () => {
       });
     expect(await agui(['nosuch__x'])).toMatchObject({ status: 400, body: { error: { issues: [{ path: 'forwardedProps.stepwise.approvals.tools.0' }] } } });
     expect((await agui(['docs__search'])).status).toBe(200);
-    expect((await api.runs.get('r-1'))?.approvals).toEqual({ tools: ['docs__search'] });
+    expect((await api.runs.get('r-1'))?.approvals).toEqual({ tools: ['docs__search'], layers: [{ from: 'run', tools: ['docs__search'] }] });
   });
 
   it('shows the calls of a run whose policy only has rules: a call a rule makes wait, and the decisions rules made', async () => {

@@ -52,7 +52,7 @@ describe('intakeEvent', () => {
   it('takes a run that gates a configured MCP tool, and dead-letters one that gates a tool the deployment does not have, naming the field', async () => {
     const { deps, runs, letters } = intake({ externalToolNames: { mcpServers: ['docs'], lambdaTools: [] } });
     await expect(intakeEvent(event('e1', { approvals: { tools: ['docs__search'] } }), deps)).resolves.toEqual({ accepted: true, runId: 'evt-e1' });
-    expect((await runs.get('evt-e1'))?.approvals).toEqual({ tools: ['docs__search'] });
+    expect((await runs.get('evt-e1'))?.approvals).toEqual({ tools: ['docs__search'], layers: [{ from: 'run', tools: ['docs__search'] }] });
     await expect(intakeEvent(event('e2', { approvals: { tools: ['word_count'] } }), deps)).resolves.toMatchObject({ accepted: false });
     expect(letters.map((l) => l.issues.map((i) => i.path))).toEqual([['detail.approvals.tools.0']]);
     expect([...runs.runs.keys()]).toEqual(['evt-e1']);

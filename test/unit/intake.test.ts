@@ -47,7 +47,7 @@ describe('createRun', () => {
       agents: [{ place: 'single', ...assistant }],
       sessionId: 's1',
       model: 'claude-haiku-4-5',
-      approvals: { tools: ['write_file'] },
+      approvals: { tools: ['write_file'], layers: [{ from: 'deployment', tools: ['write_file'] }] },
       status: 'running',
       phase: 'idle',
       iterations: {},

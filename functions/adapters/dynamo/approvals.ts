@@ -8,7 +8,7 @@
  * and a decision is recorded once.
  */
 import type { Documents } from './documents.js';
-import { Approval, type ApprovalPolicy, type ApprovalStore } from '../../core/approvals/types.js';
+import { Approval, type ApprovalStore, type RunApprovals } from '../../core/approvals/types.js';
 import { policyTools } from '../../core/approvals/policy.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import { queryAll } from './conversations.js';
@@ -17,7 +17,7 @@ import { queryAll } from './conversations.js';
 const cachedPolicies = 500;
 
 export class DynamoApprovalStore implements ApprovalStore {
-  private readonly policies = new Map<string, Pick<ApprovalPolicy, 'tools' | 'rules'>>();
+  private readonly policies = new Map<string, RunApprovals>();
 
   constructor(
     private readonly doc: Documents,
@@ -29,7 +29,7 @@ export class DynamoApprovalStore implements ApprovalStore {
     return policyTools(await this.policyFor(runId));
   }
 
-  async policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>> {
+  async policyFor(runId: string): Promise<RunApprovals> {
     const cached = this.policies.get(runId);
     if (cached) return cached;
     const out = await guard('Reading a run\'s approval list', () =>
@@ -41,8 +41,8 @@ export class DynamoApprovalStore implements ApprovalStore {
       }),
     );
     if (!out.Item) return { tools: [] };
-    const stored = (out.Item.approvals ?? {}) as { tools?: string[]; rules?: ApprovalPolicy['rules'] };
-    const policy = { tools: stored.tools ?? [], ...(stored.rules ? { rules: stored.rules } : {}) };
+    const stored = (out.Item.approvals ?? {}) as Partial<RunApprovals>;
+    const policy = { tools: stored.tools ?? [], ...(stored.rules ? { rules: stored.rules } : {}), ...(stored.layers ? { layers: stored.layers } : {}) };
     if (this.policies.size >= cachedPolicies) this.policies.delete(this.policies.keys().next().value as string);
     this.policies.set(runId, policy);
     return policy;

@@ -10,6 +10,7 @@ import type { InferenceDeps, InferenceFeature, ToolFeature } from '../steps/hook
 import type { ToolCatalog } from '../tools/external/types.js';
 import { mcpServerOf, unlistedPolicyTools } from '../tools/external/names.js';
 import { approvedResult, denialMessage, settleApproval } from './gate.js';
+import { covers } from './policy.js';
 import { ApprovalPolicyInvalid } from './types.js';
 
 /** Marks the calls of the run's gated tools, so the loop runs them through its gate. */
@@ -21,7 +22,9 @@ export const approvalsFeature: InferenceFeature = {
   },
   async settle(answer) {
     const { deps, input } = answer;
-    if (answer.calls.length && deps.approvals) answer.gated = new Set(await deps.approvals.toolsFor(input.runId));
+    if (!answer.calls.length || !deps.approvals) return;
+    const tools = await deps.approvals.toolsFor(input.runId);
+    answer.gated = new Set(answer.calls.map((call) => call.name).filter((name) => covers(tools, name)));
   },
 };
 

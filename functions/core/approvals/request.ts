@@ -20,7 +20,7 @@ import {
   type ApprovalStepInput,
   type RequestOutcome,
 } from './types.js';
-import { ruleFor } from './policy.js';
+import { decisionFor } from './policy.js';
 
 export const now = (clock?: () => Date) => (clock ?? (() => new Date()))().toISOString();
 
@@ -51,12 +51,12 @@ export async function requestApproval(
   }
   if (standing.decision) return { decided: true };
   // A rule may decide it at once, recorded like a reviewer's decision.
-  const rule = ruleFor(await deps.approvals.policyFor(input.runId), call);
+  const rule = decisionFor(await deps.approvals.policyFor(input.runId), call);
   if (rule.action !== 'ask') {
     const { approval } = await deps.approvals.decide(input.runId, call.id, {
       decision: rule.action,
       decidedAt: now(deps.clock),
-      decidedBy: rule.index === undefined ? 'policy' : `rule:${rule.index}`,
+      decidedBy: rule.by ?? 'policy',
     });
     if (approval?.decision) return { decided: true };
   }

@@ -6,18 +6,24 @@ import * as z from 'zod';
 import { type ConversationStore } from '../conversation/types.js';
 import { AgentName } from '../agents/types.js';
 import { type Issue, named } from '../errors/errors.js';
-import { toolNamePattern } from '../tools/external/types.js';
+import { mcpSeparator, toolNamePattern } from '../tools/external/types.js';
 
 /** What to do with a call a rule matches. */
 export const RuleAction = z.enum(['approve', 'deny', 'ask']);
 
 export type RuleAction = z.infer<typeof RuleAction>;
 
-/** A tool a policy names, as the model calls it: any tool name (a stored policy, checked when its run was made). */
+/** `<server>__*`: every tool of an MCP server, those it lists later included. */
+export const wholeServerPattern = new RegExp(`^[a-zA-Z0-9-]{1,32}${mcpSeparator}\\*$`);
+
+/** A tool a policy names, as the model calls it, or a whole MCP server: any such name (a stored policy, checked when its run was made). */
 export const PolicyToolName = z
   .string()
-  .regex(toolNamePattern, { abort: true, error: 'must be a tool name (^[a-zA-Z0-9_-]{1,64}$)' })
-  .meta({ description: 'A built-in tool, `<server>__<tool>` of a configured MCP server, or a configured Lambda tool.' });
+  .refine((name) => toolNamePattern.test(name) || wholeServerPattern.test(name), {
+    abort: true,
+    error: 'must be a tool name (^[a-zA-Z0-9_-]{1,64}$) or <server>__*',
+  })
+  .meta({ description: 'A built-in tool, `<server>__<tool>` of a configured MCP server or `<server>__*` for all of its tools, or a configured Lambda tool.' });
 
 /** The most tools one policy gates: every built-in tool, and room for external ones. */
 const maxPolicyTools = 100;
@@ -45,23 +51,41 @@ export function policySchema<Tool extends z.ZodType<string>>(tool: Tool) {
         .array(tool)
         .max(maxPolicyTools)
         .default([])
-        .meta({ description: 'Tools whose calls wait for a reviewer; added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
+        .meta({ description: 'Tools whose calls wait for a reviewer (`<server>__*`: every tool of an MCP server); added to the deployment\'s own list.', example: ['write_file', 'edit_file'] }),
       rules: z
         .array(rule)
         .max(50)
         .optional()
         .meta({
-          description: 'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs.',
+          description:
+            'Checked in order before a gated call waits; the first that matches decides it (approve, deny) or makes it wait (ask). A call no rule matches waits if its tool is in `tools`, else runs. ' +
+            'A run\'s `approve` never decides a call the deployment or an agent gates: that call still waits for a reviewer.',
           example: [{ tool: 'write_file', input: { path: 'notes/**' }, action: 'approve' }],
         }),
     })
     .strict();
 }
 
-/** A stored approval policy (the run record): any tool names, checked when the run was made. */
+/** A stored approval policy (an agent definition's): any tool names, checked when it was made. */
 export const ApprovalPolicy = policySchema(PolicyToolName);
 export type ApprovalPolicy = z.infer<typeof ApprovalPolicy>;
 export type ApprovalRule = NonNullable<ApprovalPolicy['rules']>[number];
+
+/** Where one layer of a run's policy comes from: the deployment, an agent definition (`agent:<name>`), or the run's own request. */
+export const PolicySource = z.string().regex(/^(deployment|run|agent:[a-z0-9-]{1,64})$/, 'deployment, run or agent:<name>');
+export type PolicySource = z.infer<typeof PolicySource>;
+
+/** One layer of a run's policy: the gates and rules of one source, which decide only for that source (DESIGN §16). */
+export const PolicyLayer = ApprovalPolicy.extend({ from: PolicySource });
+export type PolicyLayer = z.infer<typeof PolicyLayer>;
+
+/**
+ * A run's approval policy as its record keeps it: `tools`, every tool any layer gates; `rules`, the
+ * run's own, as its request gave them; and `layers`, each source's own gates and rules, which
+ * decide. Records made before layers have `tools` and `rules` only (`layersOf` reads them).
+ */
+export const RunApprovals = ApprovalPolicy.extend({ layers: z.array(PolicyLayer).max(20).optional() });
+export type RunApprovals = z.infer<typeof RunApprovals>;
 
 export const Decision = z.enum(['approve', 'deny']);
 
@@ -161,8 +185,8 @@ export type DecisionRecorded = z.infer<typeof DecisionRecorded>;
 export interface ApprovalStore {
   /** The tools that may need approval in a run (gated or named by a rule): the run record's policy, fixed when the run was created. */
   toolsFor(runId: string): Promise<readonly string[]>;
-  /** The run's approval policy, rules included. */
-  policyFor(runId: string): Promise<Pick<ApprovalPolicy, 'tools' | 'rules'>>;
+  /** The run's approval policy, rules and layers included. */
+  policyFor(runId: string): Promise<RunApprovals>;
   get(runId: string, toolUseId: string): Promise<Approval | undefined>;
   /** Every approval of a run, decided or not. */
   list(runId: string): Promise<Approval[]>;

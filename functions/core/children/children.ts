@@ -16,7 +16,7 @@ import { createHash } from 'node:crypto';
 import * as z from 'zod';
 import { definitionFor } from '../agents/read.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
-import { gatedTools } from '../approvals/policy.js';
+import { layer, layeredPolicy, layersOf } from '../approvals/policy.js';
 import { tokensOf } from '../budgets/limits.js';
 import type { Budget } from '../budgets/types.js';
 import { agentToolName, placeOf } from '../definitions/definition.js';
@@ -113,10 +113,10 @@ export async function startChild(parentRunId: string, call: ToolUseBlock, deps: 
   const runId = childRunIdOf(parent.runId, call.id);
   const now = (deps.clock?.() ?? new Date()).toISOString();
   const budget = stricter(remaining(parent), definition.budget);
-  // The deployment's gates the parent carries, and the callee's own policy: a definition's gates
-  // and rules hold wherever its agent runs (DESIGN §16), as a tool too.
-  const gated = gatedTools(parent.approvals?.tools ?? [], definition.approvals?.tools);
-  const rules = definition.approvals?.rules ?? [];
+  // The layers the parent carries (the deployment's among them), and the callee's own policy as a
+  // layer of its own: a definition's gates and rules hold wherever its agent runs, as a tool too,
+  // and approve only what it gates itself (DESIGN §16).
+  const approvals = layeredPolicy([...(parent.approvals ? layersOf(parent.approvals) : []), layer(`agent:${definition.name}`, definition.approvals)]);
   await deps.runs.create({
     runId,
     mode: 'single',
@@ -127,7 +127,7 @@ export async function startChild(parentRunId: string, call: ToolUseBlock, deps: 
     agents: [{ place, ...ref }, ...(parent.agents ?? []).filter((agent) => agent.callee)],
     parentRunId: parent.runId,
     depth: (parent.depth ?? 0) + 1,
-    ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),
+    ...(approvals ? { approvals } : {}),
     ...(budget ? { budget } : {}),
     ...(definition.output ? { output: definition.output } : {}),
     status: 'running',

@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { builtinWorkflows, placeOf, refOf, sortedKeys, versionOf } from '../definitions/definition.js';
 import type { AgentDefinition, Definitions } from '../definitions/types.js';
 import type { AgentDefinitionStore, AgentRef } from '../agents/types.js';
-import { gatedTools } from '../approvals/policy.js';
+import { layer, layeredPolicy } from '../approvals/policy.js';
 import { type Budget, BudgetExceeded } from '../budgets/types.js';
 import { dailyBudgetSpent, dayOf, runBudget } from '../budgets/limits.js';
 import { Owner, TooManyRuns } from '../callers/types.js';
@@ -223,9 +223,13 @@ export async function createRun(
   if (options.fork) await options.fork.copy(runId);
   const now = clock().toISOString();
   // The agents' own gates, rules and budgets apply with the deployment's and the run's: the stricter wins.
+  // Each source's gates and rules stay a layer of their own, so a rule approves only what its own source gated (DESIGN §16).
   const definitions = plan.agents.map((a) => a.definition);
-  const gated = gatedTools([...(deps.approvalTools ?? []), ...definitions.flatMap((d) => d.approvals?.tools ?? [])], body.approvals?.tools);
-  const rules = [...definitions.flatMap((d) => d.approvals?.rules ?? []), ...(body.approvals?.rules ?? [])];
+  const approvals = layeredPolicy([
+    layer('deployment', { tools: [...(deps.approvalTools ?? [])] }),
+    ...definitions.map((d) => layer(`agent:${d.name}`, d.approvals)),
+    layer('run', body.approvals),
+  ]);
   const budget = definitions.reduce((b, d) => stricter(b, d.budget), runBudget(body.budget, deps.budgets));
   // The answering agent's own schema (a one-agent run's agent, a workflow's last), else the request's.
   const answering = plan.mode === 'single' ? plan.agent : plan.agents.at(-1)?.definition;
@@ -243,7 +247,7 @@ export async function createRun(
     ],
     ...(body.sessionId ? { sessionId: body.sessionId } : {}),
     ...(body.model ? { model: body.model } : {}),
-    ...(gated.length || rules.length ? { approvals: { tools: gated, ...(rules.length ? { rules } : {}) } } : {}),
+    ...(approvals ? { approvals } : {}),
     ...(options.fork ? { forkedFrom: options.fork.from } : {}),
     ...(budget ? { budget } : {}),
     ...(output ? { output } : {}),

@@ -2,7 +2,7 @@
  * The run record: what `GET /runs/{runId}` shows, and the port that keeps it.
  */
 import * as z from 'zod';
-import { ApprovalPolicy } from '../approvals/types.js';
+import { RunApprovals } from '../approvals/types.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { AgentName, AgentRef } from '../agents/types.js';
@@ -84,7 +84,7 @@ export const Run = z.object({
   /** The answers of a workflow's agents before its last step, by place: what the next step starts from. */
   agentResults: z.record(AgentName, RunResult).optional(),
   /** The tools whose calls wait for a reviewer in this run (the deployment's and the request's). */
-  approvals: ApprovalPolicy.optional(),
+  approvals: RunApprovals.optional(),
   /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
   forkedFrom: ForkedFrom.optional(),
   /** What the run may spend: the request's budget, with the deployment's default for what it leaves out. */

@@ -33,6 +33,19 @@ export function mcpServerOf(name: string): string | undefined {
   return at > 0 ? name.slice(0, at) : undefined;
 }
 
+/** The server `<server>__*` names (every tool of it, those it lists later too); `undefined` for any other name. */
+export function wholeServerOf(entry: string): string | undefined {
+  const server = mcpServerOf(entry);
+  return server !== undefined && entry === `${server}${mcpSeparator}*` ? server : undefined;
+}
+
+/** Whether a gate's or a rule's tool covers a call of `name`: the same name, or `<server>__*` and any tool of that server. */
+export function coversTool(entry: string, name: string): boolean {
+  if (entry === name) return true;
+  const server = wholeServerOf(entry);
+  return server !== undefined && name.length > entry.length - 1 && mcpServerOf(name) === server;
+}
+
 /** The source id of an MCP server's tools, as a run's catalog names it (`unavailable`). */
 export function mcpSourceId(server: string): string {
   return `mcp:${server}`;
@@ -50,7 +63,8 @@ export function unlistedPolicyTools(policyTools: readonly string[], catalog: Pic
   const down = new Set(catalog.unavailable.map((entry) => entry.source));
   return policyTools.filter((name) => {
     const server = mcpServerOf(name);
-    return server !== undefined && !listed.has(name) && !down.has(mcpSourceId(server));
+    // `<server>__*` names every tool the server lists, however many: it never names too much.
+    return server !== undefined && wholeServerOf(name) === undefined && !listed.has(name) && !down.has(mcpSourceId(server));
   });
 }
 
