@@ -165,7 +165,7 @@ export const Env = z.object({
    * tokens itself, as the HTTP API's authorizer does: issued by this issuer,
    */
   STEPWISE_JWT_ISSUER: z.string().url().optional(),
-  /** for one of these audiences (`aud` or `client_id`), comma-separated, */
+  /** for one of these audiences (`aud`; `client_id` only in a token without `aud`), comma-separated, */
   STEPWISE_JWT_AUDIENCE: commaList,
   /** signed by a key of this set; by default the `jwks_uri` of the issuer's OpenID configuration. */
   STEPWISE_JWKS_URL: z.string().url().optional(),
