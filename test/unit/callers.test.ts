@@ -72,6 +72,14 @@ describe('callerFromClaims', () => {
     expect(callerFromClaims({ iss: 'i', sub: 's', scp: ['stepwise/admin'] })).toEqual({ principal: 'i#s', scopes: ['admin'] });
   });
 
+  it('refuses a token without the tenant claim where one is configured, unless tenants are optional (the local issuer)', () => {
+    expect(() => callerFromClaims({ iss: 'i', sub: 's', scope: 'stepwise/admin' }, { tenantClaim: 'org' })).toThrow(
+      new Unauthenticated("The token carries no org claim; this deployment needs every caller's tenant."),
+    );
+    expect(callerFromClaims({ iss: 'i', sub: 's' }, { tenantClaim: 'org', tenantOptional: true })).toEqual({ principal: 'i#s', scopes: [] });
+    expect(callerFromClaims({ iss: 'i', sub: 's' })).toEqual({ principal: 'i#s', scopes: [] });
+  });
+
   it('refuses a token without a subject, or with a tenant claim that is not a name', () => {
     expect(() => callerFromClaims({ iss: 'i' })).toThrow(Unauthenticated);
     expect(() => callerFromClaims({ iss: 'i', sub: 's', tenant: ['a', 'b'] }, { tenantClaim: 'tenant' })).toThrow(Unauthenticated);

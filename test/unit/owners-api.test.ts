@@ -240,4 +240,17 @@ describe('callers as API Gateway passes them', () => {
     expect(((await listed.json()) as { items: { runId: string }[] }).items.map((r) => r.runId)).toEqual(['run-1']);
     expect((await api.app.request('/runs?scope=tenant', {}, alice)).status).toBe(403);
   });
+
+  it('refuses a token without the tenant claim where the deployment names one (401), so no shared "no tenant" pool forms', async () => {
+    const api = memoryApi({ authenticate: jwtClaimCallers({ tenantClaim: 'custom:tenant' }) });
+    const tenantless = jwtEvent({ iss: 'https://idp', sub: 'mallory', scp: '[stepwise/admin]' });
+    const answer = await api.app.request('/runs?scope=tenant', {}, tenantless);
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 401,
+      body: { error: { code: 'Unauthenticated', message: "The token carries no custom:tenant claim; this deployment needs every caller's tenant." } },
+    });
+    const started = await api.app.request('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal }) }, tenantless);
+    expect(started.status).toBe(401);
+    expect(api.writes()).toBe(0);
+  });
 });

@@ -80,15 +80,17 @@ describe('streamCallers in JWT mode', () => {
       tenant: 'acme',
       scopes: ['approve'],
     });
-    expect(await authenticate(await bearer(token({ scp: ['stepwise/admin'] }, { audience: 'console' })))).toEqual({
+    expect(await authenticate(await bearer(token({ 'custom:tenant': 'acme', scp: ['stepwise/admin'] }, { audience: 'console' })))).toEqual({
       principal: `${issuer}#alice`,
+      tenant: 'acme',
       scopes: ['admin'],
     });
   });
 
   it('accepts client_id in place of aud, as API Gateway does (access tokens of Amazon Cognito carry no aud)', async () => {
-    expect(await authenticate(await bearer(token({ client_id: 'console', token_use: 'access' }, { audience: '' })))).toEqual({
+    expect(await authenticate(await bearer(token({ 'custom:tenant': 'acme', client_id: 'console', token_use: 'access' }, { audience: '' })))).toEqual({
       principal: `${issuer}#alice`,
+      tenant: 'acme',
       scopes: [],
     });
   });
@@ -111,6 +113,9 @@ describe('streamCallers in JWT mode', () => {
     ['an expired token', '"exp" claim timestamp check failed', () => bearer(token({}, { expires: Math.floor(Date.now() / 1000) - 60 }))],
     ['a token for another audience', 'audience (aud or client_id) is not this API', () => bearer(token({}, { audience: 'billing' }))],
     ['a token with neither aud nor client_id', 'audience (aud or client_id) is not this API', () => bearer(token({}, { audience: '' }))],
+    // API Gateway reads client_id only when aud is absent: a right client_id does not save a wrong aud.
+    ['a token for another audience with this API\'s client_id', 'audience (aud or client_id) is not this API', () => bearer(token({ client_id: 'console' }, { audience: 'billing' }))],
+    ['a token without the tenant claim the deployment names', 'carries no custom:tenant claim', () => bearer(token({ scp: ['stepwise/admin'] }))],
     ['a token of another issuer', 'unexpected "iss" claim value', () => bearer(token({}, { issuer: 'https://evil.example.com/pool' }))],
     ['a token signed by another key under the issuer\'s key id', 'signature verification failed', () => bearer(token({}, { signer: otherKey }))],
     ['a token naming no key id', 'names no key (kid)', () => bearer(token({}, { kid: null }))],

@@ -50,6 +50,12 @@ export class TooManyRuns extends named('TooManyRuns') {}
 export interface ClaimSettings {
   /** The claim that names the caller's tenant; no tenants when absent. */
   tenantClaim?: string;
+  /**
+   * A token without the tenant claim is a caller without a tenant, instead of refused (401): the
+   * local server, whose own issuer hands out tokens with and without a tenant.
+   * @default false
+   */
+  tenantOptional?: boolean;
 }
 
 export interface IamSettings {
