@@ -17,12 +17,24 @@ import type { Storage } from './storage.js';
 
 /**
  * How callers of the HTTP API authenticate, and how their roles are known (docs/callers-and-security.md,
- * "Callers and owners"). IAM: the caller's ARN; reviewers and admins by ARN patterns (`*`, `?`).
- * JWT: `iss` + `sub`; roles from the `stepwise/approve` and `stepwise/admin` scopes; the tenant
- * from the claim `tenantClaim` names.
+ * "Callers and owners"). IAM: the caller's ARN (an assumed role's without its session name, unless
+ * `identity` is `session`); reviewers and admins by ARN patterns (`*` and `?` within one `/` part,
+ * `**` across parts). JWT: `iss` + `sub`; roles from the `stepwise/approve` and `stepwise/admin`
+ * scopes; the tenant from the claim `tenantClaim` names (a token without it is refused).
  */
 export type ApiAuth =
-  | { readonly type: 'iam'; readonly reviewerArns?: string[]; readonly adminArns?: string[] }
+  | {
+      readonly type: 'iam';
+      readonly reviewerArns?: string[];
+      readonly adminArns?: string[];
+      /**
+       * How a caller that assumed a role is named: by the role alone (`role`), or by the whole
+       * session ARN (`session`), whose session name whoever may assume the role chooses; use
+       * `session` only where the role's trust policy fixes session names.
+       * @default 'role'
+       */
+      readonly identity?: 'role' | 'session';
+    }
   | {
       readonly type: 'jwt';
       readonly issuer: string;
@@ -203,9 +215,13 @@ export class FrontDoor extends Construct {
     const { storage, orchestrator } = props;
     const auth = props.auth ?? { type: 'iam' };
     const callers = props.callers ?? {};
+    if (auth.type === 'iam' && auth.identity !== undefined && !['role', 'session'].includes(auth.identity)) {
+      throw new Error(`auth.identity must be "role" or "session", not ${JSON.stringify(auth.identity)}.`);
+    }
     const orchestratorEnv = {
       STEPWISE_AUTH: auth.type,
       ...(auth.type === 'jwt' && auth.tenantClaim ? { STEPWISE_TENANT_CLAIM: auth.tenantClaim } : {}),
+      ...(auth.type === 'iam' && auth.identity === 'session' ? { STEPWISE_IAM_IDENTITY: 'session' } : {}),
       ...(auth.type === 'iam' && auth.reviewerArns?.length ? { STEPWISE_REVIEWER_ARNS: auth.reviewerArns.join(',') } : {}),
       ...(auth.type === 'iam' && auth.adminArns?.length ? { STEPWISE_ADMIN_ARNS: auth.adminArns.join(',') } : {}),
       ...(callers.separateReviewer ? { STEPWISE_SEPARATE_REVIEWER: 'true' } : {}),

@@ -10,6 +10,7 @@ import type { AgentDefinitionStore } from '../core/agents/types.js';
 import { type ApprovalStore } from '../core/approvals/types.js';
 import { approvableTool, approvableToolsText } from '../core/approvals/policy.js';
 import type { BudgetSettings, SpendStore } from '../core/budgets/types.js';
+import { IamIdentity } from '../core/callers/types.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
 import type { ForkCopies } from '../core/fork/types.js';
@@ -140,7 +141,9 @@ export const Env = z.object({
   STEPWISE_AUTH: z.enum(['iam', 'jwt']).default('iam'),
   /** JWT mode: the claim that names a caller's tenant; no tenants when unset. */
   STEPWISE_TENANT_CLAIM: z.string().min(1).optional(),
-  /** IAM mode: ARN patterns (`*`, `?`) of reviewers and of admins, comma-separated. */
+  /** IAM mode: how an assumed-role caller is named, by its role (`role`) or its whole session ARN (`session`). */
+  STEPWISE_IAM_IDENTITY: IamIdentity.default('role'),
+  /** IAM mode: ARN patterns (`*` and `?` within one `/` part, `**` across parts) of reviewers and of admins, comma-separated. */
   STEPWISE_REVIEWER_ARNS: commaList,
   STEPWISE_ADMIN_ARNS: commaList,
   /** `true`: the owner of a run may not decide its own calls. */

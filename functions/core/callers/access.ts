@@ -3,6 +3,7 @@
  * else is answered as if the run did not exist.
  */
 import { createHash } from 'node:crypto';
+import { minimatch } from 'minimatch';
 import type { Access, AccessPolicy, Caller, Owner, Scope, Verdict } from './types.js';
 
 /** Whether the caller holds a role: `admin` includes everything `approve` allows. */
@@ -49,8 +50,12 @@ export function ownerKey(owner: Owner): string {
     .slice(0, 22);
 }
 
-/** Glob patterns (`*` any run of characters, `?` one) matched against a whole string. */
+/**
+ * ARN patterns (reviewers, admins) matched against a whole ARN, as path globs: `*` any run of
+ * characters within one `/`-separated part, `?` one character but `/`, `**` any number of whole
+ * parts. So `…:user/*` does not reach users under a path (`…:user/contractors/eve`), nor
+ * `…:assumed-role/*` the sessions of every role. No braces, negation, comments or extended globs.
+ */
 export function globMatches(pattern: string, value: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
-  return new RegExp(`^${source}$`, 's').test(value);
+  return minimatch(value, pattern, { dot: true, nobrace: true, nocomment: true, nonegate: true, noext: true, platform: 'linux' });
 }

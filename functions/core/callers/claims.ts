@@ -40,13 +40,23 @@ function listOf(value: unknown): string[] {
   return [];
 }
 
-/** The caller of an IAM-signed request: its ARN, with the roles the deployment's ARN patterns give it. */
+/**
+ * The caller of an IAM-signed request: its ARN, an assumed role's without the session name unless
+ * the deployment trusts session names (`identity: 'session'`), with the roles the deployment's ARN
+ * patterns give that principal.
+ */
 export function callerFromIam(arn: string, settings: IamSettings = {}): Caller {
-  const matches = (patterns: readonly string[] = []) => patterns.some((pattern) => globMatches(pattern, arn));
+  const principal = settings.identity === 'session' ? arn : withoutSession(arn);
+  const matches = (patterns: readonly string[] = []) => patterns.some((pattern) => globMatches(pattern, principal));
   const scopes: Scope[] = [];
   if (matches(settings.reviewerArns)) scopes.push('approve');
   if (matches(settings.adminArns)) scopes.push('admin');
-  return { principal: arn, scopes };
+  return { principal, scopes };
+}
+
+/** An assumed-role session's ARN as its role's (`arn:…:sts::<account>:assumed-role/<role>`); any other ARN as it is. */
+export function withoutSession(arn: string): string {
+  return /^(arn:[^:]+:sts::[^:]*:assumed-role\/[^/]+)\/[^/]+$/.exec(arn)?.[1] ?? arn;
 }
 
 /**

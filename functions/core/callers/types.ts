@@ -58,7 +58,20 @@ export interface ClaimSettings {
   tenantOptional?: boolean;
 }
 
+/**
+ * How an IAM caller that assumed a role is named. `role`: by the role alone, the session name
+ * ignored, since whoever may assume a role chooses its session name (API Gateway passes no
+ * `aws:SourceIdentity` to tell sessions apart). `session`: by the whole assumed-role ARN, session
+ * name included; only where the role's trust policy fixes the session name (IAM Identity Center,
+ * or an `sts:RoleSessionName` condition).
+ */
+export const IamIdentity = z.enum(['role', 'session']);
+
+export type IamIdentity = z.infer<typeof IamIdentity>;
+
 export interface IamSettings {
+  /** How assumed-role callers are named. @default 'role' */
+  identity?: IamIdentity;
   /** ARN patterns of reviewers (`approve`). */
   reviewerArns?: readonly string[];
   /** ARN patterns of admins. */
