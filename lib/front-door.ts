@@ -10,10 +10,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { runRequestedDetailType } from '../functions/core/intake/request.js';
 import type { ExternalToolNames } from '../functions/core/tools/external/types.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
+import { type TrustedSource, checkedTrustedSources, enforceTrustedSources, refuseUntrustedOnBehalf, runRequestedPattern } from './trusted-sources.js';
 
 /**
  * How callers of the HTTP API authenticate, and how their roles are known (docs/callers-and-security.md,
@@ -60,10 +60,12 @@ export interface CallerSettings {
    */
   readonly maxRunningRunsPerCaller?: number;
   /**
-   * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's detail).
+   * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's
+   * detail), each with the principals allowed to put events with it: the bus denies that source to
+   * everyone else, and a source without principals fails synth.
    * @default [] (an event's run is owned by its source)
    */
-  readonly trustedSources?: string[];
+  readonly trustedSources?: TrustedSource[];
 }
 
 /** Deployment settings of budgets (docs/costs.md, "Budgets"). */
@@ -215,6 +217,7 @@ export class FrontDoor extends Construct {
     const { storage, orchestrator } = props;
     const auth = props.auth ?? { type: 'iam' };
     const callers = props.callers ?? {};
+    const trusted = checkedTrustedSources(callers.trustedSources);
     if (auth.type === 'iam' && auth.identity !== undefined && !['role', 'session'].includes(auth.identity)) {
       throw new Error(`auth.identity must be "role" or "session", not ${JSON.stringify(auth.identity)}.`);
     }
@@ -226,7 +229,7 @@ export class FrontDoor extends Construct {
       ...(auth.type === 'iam' && auth.adminArns?.length ? { STEPWISE_ADMIN_ARNS: auth.adminArns.join(',') } : {}),
       ...(callers.separateReviewer ? { STEPWISE_SEPARATE_REVIEWER: 'true' } : {}),
       ...(callers.maxRunningRunsPerCaller ? { STEPWISE_MAX_RUNNING_RUNS: String(callers.maxRunningRunsPerCaller) } : {}),
-      ...(callers.trustedSources?.length ? { STEPWISE_TRUSTED_SOURCES: callers.trustedSources.join(',') } : {}),
+      ...(trusted.length ? { STEPWISE_TRUSTED_SOURCES: trusted.map((t) => t.source).join(',') } : {}),
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
@@ -361,10 +364,13 @@ export class FrontDoor extends Construct {
       acknowledge(this.reviewerPolicy, reviewerRoutes);
     }
 
+    // Only the principals named for a trusted source may put it (the bus's policy); the rule takes
+    // onBehalfOf from trusted sources only, and sends the others to the dead letters with the reason.
+    enforceTrustedSources(this, props.bus, trusted);
     this.rule = new events.Rule(this, 'RunRequested', {
       eventBus: props.bus,
       description: 'Stepwise Run Requested events start runs through the intake.',
-      eventPattern: { detailType: [runRequestedDetailType] },
+      eventPattern: runRequestedPattern(trusted),
       targets: [
         new targets.LambdaFunction(this.intakeFunction.function, {
           deadLetterQueue: this.deadLetters,
@@ -373,6 +379,7 @@ export class FrontDoor extends Construct {
         }),
       ],
     });
+    refuseUntrustedOnBehalf(this, props.bus, trusted, this.deadLetters);
   }
 }
 
