@@ -3,7 +3,6 @@
  * else is answered as if the run did not exist.
  */
 import { createHash } from 'node:crypto';
-import { minimatch } from 'minimatch';
 import type { Access, AccessPolicy, Caller, Owner, Scope, Verdict } from './types.js';
 
 /** Whether the caller holds a role: `admin` includes everything `approve` allows. */
@@ -51,11 +50,16 @@ export function ownerKey(owner: Owner): string {
 }
 
 /**
- * ARN patterns (reviewers, admins) matched against a whole ARN, as path globs: `*` any run of
- * characters within one `/`-separated part, `?` one character but `/`, `**` any number of whole
- * parts. So `…:user/*` does not reach users under a path (`…:user/contractors/eve`), nor
- * `…:assumed-role/*` the sessions of every role. No braces, negation, comments or extended globs.
+ * ARN patterns (reviewers, admins) matched against a whole ARN: `*` any run of characters within
+ * one `/`-separated part, `?` one character but `/`, `**` any run of characters, `/` included;
+ * everything else literally. So `…:user/*` does not reach users under a path
+ * (`…:user/contractors/eve`), nor `…:assumed-role/*` the sessions of every role. Not a path glob
+ * library: ARN parts may be `.` or `..`, which path globs never match with `*`.
  */
 export function globMatches(pattern: string, value: string): boolean {
-  return minimatch(value, pattern, { dot: true, nobrace: true, nocomment: true, nonegate: true, noext: true, platform: 'linux' });
+  const source = pattern
+    .split('**')
+    .map((run) => run.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))
+    .join('.*');
+  return new RegExp(`^${source}$`, 's').test(value);
 }
