@@ -42,7 +42,8 @@ new StepwiseStack(app, 'Stepwise', {
   // { "type": "iam", "reviewerArns"?: [...], "adminArns"?: [...] } (default) or
   // { "type": "jwt", "issuer": "...", "audience": ["..."], "tenantClaim"?: "custom:tenant", "jwksUri"?: "..." }.
   auth: (app.node.tryGetContext('stepwise:auth') as ApiAuth | undefined) ?? { type: 'iam' },
-  // { "separateReviewer"?: true, "maxRunningRunsPerCaller"?: 5, "trustedSources"?: ["app.portal"] }.
+  // { "separateReviewer"?: true, "maxRunningRunsPerCaller"?: 5,
+  //   "trustedSources"?: [{ "source": "app.portal", "principals": ["arn:aws:iam::111122223333:role/Portal"] }] }.
   callers: (app.node.tryGetContext('stepwise:callers') as CallerSettings | undefined) ?? {},
   // { "defaultRunMaxUsd"?: 2, "defaultRunMaxTokens"?: 2000000, "dailyMaxUsdPerCaller"?: 50 }.
   budgets: (app.node.tryGetContext('stepwise:budgets') as BudgetProps | undefined) ?? {},

@@ -29,8 +29,10 @@ export interface EventBusSettings {
    * Your own bus instead of a new one, e.g. your team's (`EventBus.fromEventBusName`), or the
    * account's `default` bus. It must be in the stack's account and Region. Stepwise puts its run
    * completions and approval requests on it (source `stepwise`) and adds one rule to it: events
-   * whose detail type is `Stepwise Run Requested` go to the intake function. The construct adds no
-   * resource policy to it; with a customer managed key, its key policy must already let EventBridge use it.
+   * whose detail type is `Stepwise Run Requested` go to the intake function. The construct adds
+   * resource policy statements to it only for trusted event sources (`callers.trustedSources`, by
+   * statement id, beside the bus's others); with a customer managed key, its key policy must already
+   * let EventBridge use it.
    * @default a new bus, `<stack name>-events`
    */
   readonly existingEventBusObj?: events.IEventBus;

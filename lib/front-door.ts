@@ -10,19 +10,31 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
-import { runRequestedDetailType } from '../functions/core/intake/request.js';
 import type { ExternalToolNames } from '../functions/core/tools/external/types.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
+import { type TrustedSource, checkedTrustedSources, enforceTrustedSources, refuseUntrustedOnBehalf, runRequestedPattern } from './trusted-sources.js';
 
 /**
  * How callers of the HTTP API authenticate, and how their roles are known (docs/callers-and-security.md,
- * "Callers and owners"). IAM: the caller's ARN; reviewers and admins by ARN patterns (`*`, `?`).
- * JWT: `iss` + `sub`; roles from the `stepwise/approve` and `stepwise/admin` scopes; the tenant
- * from the claim `tenantClaim` names.
+ * "Callers and owners"). IAM: the caller's ARN (an assumed role's without its session name, unless
+ * `identity` is `session`); reviewers and admins by ARN patterns (`*` and `?` within one `/` part,
+ * `**` across parts). JWT: `iss` + `sub`; roles from the `stepwise/approve` and `stepwise/admin`
+ * scopes; the tenant from the claim `tenantClaim` names (a token without it is refused).
  */
 export type ApiAuth =
-  | { readonly type: 'iam'; readonly reviewerArns?: string[]; readonly adminArns?: string[] }
+  | {
+      readonly type: 'iam';
+      readonly reviewerArns?: string[];
+      readonly adminArns?: string[];
+      /**
+       * How a caller that assumed a role is named: by the role alone (`role`), or by the whole
+       * session ARN (`session`), whose session name whoever may assume the role chooses; use
+       * `session` only where the role's trust policy fixes session names.
+       * @default 'role'
+       */
+      readonly identity?: 'role' | 'session';
+    }
   | {
       readonly type: 'jwt';
       readonly issuer: string;
@@ -48,10 +60,12 @@ export interface CallerSettings {
    */
   readonly maxRunningRunsPerCaller?: number;
   /**
-   * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's detail).
+   * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's
+   * detail), each with the principals allowed to put events with it: the bus denies that source to
+   * everyone else, and a source without principals fails synth.
    * @default [] (an event's run is owned by its source)
    */
-  readonly trustedSources?: string[];
+  readonly trustedSources?: TrustedSource[];
 }
 
 /** Deployment settings of budgets (docs/costs.md, "Budgets"). */
@@ -203,14 +217,19 @@ export class FrontDoor extends Construct {
     const { storage, orchestrator } = props;
     const auth = props.auth ?? { type: 'iam' };
     const callers = props.callers ?? {};
+    const trusted = checkedTrustedSources(callers.trustedSources);
+    if (auth.type === 'iam' && auth.identity !== undefined && !['role', 'session'].includes(auth.identity)) {
+      throw new Error(`auth.identity must be "role" or "session", not ${JSON.stringify(auth.identity)}.`);
+    }
     const orchestratorEnv = {
       STEPWISE_AUTH: auth.type,
       ...(auth.type === 'jwt' && auth.tenantClaim ? { STEPWISE_TENANT_CLAIM: auth.tenantClaim } : {}),
+      ...(auth.type === 'iam' && auth.identity === 'session' ? { STEPWISE_IAM_IDENTITY: 'session' } : {}),
       ...(auth.type === 'iam' && auth.reviewerArns?.length ? { STEPWISE_REVIEWER_ARNS: auth.reviewerArns.join(',') } : {}),
       ...(auth.type === 'iam' && auth.adminArns?.length ? { STEPWISE_ADMIN_ARNS: auth.adminArns.join(',') } : {}),
       ...(callers.separateReviewer ? { STEPWISE_SEPARATE_REVIEWER: 'true' } : {}),
       ...(callers.maxRunningRunsPerCaller ? { STEPWISE_MAX_RUNNING_RUNS: String(callers.maxRunningRunsPerCaller) } : {}),
-      ...(callers.trustedSources?.length ? { STEPWISE_TRUSTED_SOURCES: callers.trustedSources.join(',') } : {}),
+      ...(trusted.length ? { STEPWISE_TRUSTED_SOURCES: trusted.map((t) => t.source).join(',') } : {}),
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,
       STEPWISE_ORCHESTRATOR_ARN: orchestrator.stateMachineArn,
@@ -345,10 +364,13 @@ export class FrontDoor extends Construct {
       acknowledge(this.reviewerPolicy, reviewerRoutes);
     }
 
+    // Only the principals named for a trusted source may put it (the bus's policy); the rule takes
+    // onBehalfOf from trusted sources only, and sends the others to the dead letters with the reason.
+    enforceTrustedSources(this, props.bus, trusted);
     this.rule = new events.Rule(this, 'RunRequested', {
       eventBus: props.bus,
       description: 'Stepwise Run Requested events start runs through the intake.',
-      eventPattern: { detailType: [runRequestedDetailType] },
+      eventPattern: runRequestedPattern(trusted),
       targets: [
         new targets.LambdaFunction(this.intakeFunction.function, {
           deadLetterQueue: this.deadLetters,
@@ -357,6 +379,7 @@ export class FrontDoor extends Construct {
         }),
       ],
     });
+    refuseUntrustedOnBehalf(this, props.bus, trusted, this.deadLetters);
   }
 }
 

@@ -187,7 +187,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
     // token the caller is `local`, a reviewer, so the docs' curl examples need no header.
     const issuer = await localIssuerIn(options.dataDir ?? mkdtempSync(join(tmpdir(), 'stepwise-issuer-')));
-    const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
+    const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim, tenantOptional: true }, localCaller) });
     const deadLetters: unknown[] = [];
     const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
     /** An invocation that threw, as Lambda's on-failure destination records it (no retries locally). */

@@ -98,7 +98,7 @@ export function bearerCallers(
 export interface JwtIssuer {
   /** The `iss` a token must carry. */
   issuer: string;
-  /** The audiences a token may be for, in `aud` or `client_id`. */
+  /** The audiences a token may be for, in `aud` (or `client_id` when it has no `aud`). */
   audience: readonly string[];
   /** The issuer's key set. @default the `jwks_uri` of `<issuer>/.well-known/openid-configuration` */
   jwksUrl?: string;
@@ -109,8 +109,8 @@ export const jwtAlgorithms = ['RS256', 'RS384', 'RS512'];
 
 /**
  * Checks a JWT as the HTTP API's JWT authorizer does: a `kid` naming a key of the issuer's key
- * set, an RSA signature by it, `iss` the issuer, `aud` or `client_id` one of the audiences, `exp`
- * ahead and `nbf` behind. Returns the claims; throws for any token that fails, and
+ * set, an RSA signature by it, `iss` the issuer, `aud` one of the audiences (`client_id` when the
+ * token has no `aud`), `exp` ahead and `nbf` behind. Returns the claims; throws for any token that fails, and
  * `IssuerUnavailable` when the issuer's keys cannot be had. `keys` replaces the issuer's key set
  * (tests).
  */
@@ -121,9 +121,10 @@ export function jwtVerifier(settings: JwtIssuer, keys: JWTVerifyGetKey = issuerK
   };
   return async (token) => {
     const { payload } = await jwtVerify(token, withKid, { issuer: settings.issuer, algorithms: jwtAlgorithms, requiredClaims: ['exp'] });
-    const aud = typeof payload.aud === 'string' ? [payload.aud] : (payload.aud ?? []);
-    const audiences = [...aud, ...(typeof payload.client_id === 'string' ? [payload.client_id] : [])];
-    if (!audiences.some((value) => settings.audience.includes(value))) {
+    // API Gateway's rule: `aud` decides when the token has one; `client_id` only when it has none
+    // (access tokens of Amazon Cognito), so a wrong `aud` is never saved by a right `client_id`.
+    const audiences = payload.aud !== undefined ? [payload.aud].flat() : [payload.client_id];
+    if (!audiences.some((value) => typeof value === 'string' && settings.audience.includes(value))) {
       throw new errors.JWTClaimValidationFailed('its audience (aud or client_id) is not this API\'s', payload, 'aud', 'check_failed');
     }
     return payload;

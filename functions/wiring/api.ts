@@ -32,7 +32,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
 /** Callers as API Gateway identified them: by IAM signature, or by the claims of a verified JWT. */
 function deployedCallers(env: Env): Authenticate {
   if (env.STEPWISE_AUTH === 'jwt') return jwtClaimCallers(claimSettings(env));
-  return iamCallers({ reviewerArns: env.STEPWISE_REVIEWER_ARNS, adminArns: env.STEPWISE_ADMIN_ARNS });
+  return iamCallers({ identity: env.STEPWISE_IAM_IDENTITY, reviewerArns: env.STEPWISE_REVIEWER_ARNS, adminArns: env.STEPWISE_ADMIN_ARNS });
 }
 
 /**

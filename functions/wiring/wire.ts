@@ -10,6 +10,7 @@ import type { AgentDefinitionStore } from '../core/agents/types.js';
 import { type ApprovalStore } from '../core/approvals/types.js';
 import { approvableTool, approvableToolsText } from '../core/approvals/policy.js';
 import type { BudgetSettings, SpendStore } from '../core/budgets/types.js';
+import { IamIdentity } from '../core/callers/types.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
 import type { ForkCopies } from '../core/fork/types.js';
@@ -140,7 +141,9 @@ export const Env = z.object({
   STEPWISE_AUTH: z.enum(['iam', 'jwt']).default('iam'),
   /** JWT mode: the claim that names a caller's tenant; no tenants when unset. */
   STEPWISE_TENANT_CLAIM: z.string().min(1).optional(),
-  /** IAM mode: ARN patterns (`*`, `?`) of reviewers and of admins, comma-separated. */
+  /** IAM mode: how an assumed-role caller is named, by its role (`role`) or its whole session ARN (`session`). */
+  STEPWISE_IAM_IDENTITY: IamIdentity.default('role'),
+  /** IAM mode: ARN patterns (`*` and `?` within one `/` part, `**` across parts) of reviewers and of admins, comma-separated. */
   STEPWISE_REVIEWER_ARNS: commaList,
   STEPWISE_ADMIN_ARNS: commaList,
   /** `true`: the owner of a run may not decide its own calls. */
@@ -165,7 +168,7 @@ export const Env = z.object({
    * tokens itself, as the HTTP API's authorizer does: issued by this issuer,
    */
   STEPWISE_JWT_ISSUER: z.string().url().optional(),
-  /** for one of these audiences (`aud` or `client_id`), comma-separated, */
+  /** for one of these audiences (`aud`; `client_id` only in a token without `aud`), comma-separated, */
   STEPWISE_JWT_AUDIENCE: commaList,
   /** signed by a key of this set; by default the `jwks_uri` of the issuer's OpenID configuration. */
   STEPWISE_JWKS_URL: z.string().url().optional(),

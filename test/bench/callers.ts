@@ -34,7 +34,7 @@ export async function measureCallers(): Promise<CallerFigures> {
   const dir = mkdtempSync(join(tmpdir(), 'stepwise-bench-issuer-'));
   try {
     const issuer = await localIssuerIn(dir);
-    const api = memoryApi({ authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim }, localCaller) });
+    const api = memoryApi({ authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim, tenantOptional: true }, localCaller) });
     const token = await issuer.issue({ sub: 'alice', tenant: 'acme' });
     const started = await api.app.request('/runs', {
       method: 'POST',

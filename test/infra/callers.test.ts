@@ -1,10 +1,11 @@
 /** Callers and owners in the deployed stack: least privilege per function, reviewers' routes, run indexes. */
+import { App } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { listedAttributes, runIndexes, runningAttribute } from '../../functions/adapters/dynamo/layout.js';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
 import { synthesize } from '../support/synth.js';
-import { type Statement, definitionOf, stepwiseStack, statementsOf } from '../support/template.js';
+import { type Statement, definitionOf, logicalIdOf, stepwiseStack, statementsOf } from '../support/template.js';
 
 const { template, violations } = stepwiseStack();
 
@@ -131,12 +132,12 @@ describe('reviewers', () => {
     expect(routesOf('start, list, read, watch and cancel')).toContain('/GET/runs');
   });
 
-  it('with JWT auth, asks API Gateway for a reviewer scope on the approvals route only, and tells the API the tenant claim', () => {
+  it('with JWT auth, asks API Gateway for a reviewer scope on the approvals route only, tells the API the tenant claim, and lets only the named principals put a trusted source', () => {
     const { template: jwt } = synthesize(
       (app) =>
         new StepwiseStack(app, 'Jwt', {
           auth: { type: 'jwt', issuer: 'https://idp.example.com', audience: ['stepwise'], tenantClaim: 'custom:tenant' },
-          callers: { separateReviewer: true, maxRunningRunsPerCaller: 3, trustedSources: ['app.portal'] },
+          callers: { separateReviewer: true, maxRunningRunsPerCaller: 3, trustedSources: [{ source: 'app.portal', principals: ['arn:aws:iam::111122223333:role/Portal', '444455556666'] }] },
         }),
     );
     const routes = Object.values(jwt.findResources('AWS::ApiGatewayV2::Route')) as { Properties: { RouteKey: string; AuthorizationScopes?: string[] } }[];
@@ -156,5 +157,83 @@ describe('reviewers', () => {
       },
     });
     expect(Object.keys(jwt.findResources('AWS::IAM::ManagedPolicy'))).toEqual([]);
+
+    // The bus refuses the trusted source to everyone but the named role and account, whatever their IAM policies allow.
+    const bus = { Ref: logicalIdOf(jwt, 'Bus', 'AWS::Events::EventBus') };
+    expect(Object.values(jwt.findResources('AWS::Events::EventBusPolicy')).map((r) => (r as { Properties: unknown }).Properties)).toEqual([
+      {
+        EventBusName: bus,
+        StatementId: 'StepwiseTrustedSource0',
+        Statement: {
+          Sid: 'StepwiseTrustedSource0',
+          Effect: 'Deny',
+          Principal: '*',
+          Action: 'events:PutEvents',
+          Resource: { 'Fn::GetAtt': [bus.Ref, 'Arn'] },
+          Condition: {
+            StringEquals: { 'events:source': 'app.portal' },
+            ArnNotEquals: { 'aws:PrincipalArn': ['arn:aws:iam::111122223333:role/Portal'] },
+            StringNotEquals: { 'aws:PrincipalAccount': ['444455556666'] },
+          },
+        },
+      },
+    ]);
+    // The intake's rule takes onBehalfOf from that source only; the dead letters get the rest, with the reason.
+    const patterns = rulesOn(jwt, bus);
+    expect(patterns.RunRequested).toEqual({
+      'detail-type': ['Stepwise Run Requested'],
+      $or: [{ detail: { onBehalfOf: [{ exists: false }] } }, { source: ['app.portal'] }],
+    });
+    expect(patterns.UntrustedOnBehalf).toEqual({
+      'detail-type': ['Stepwise Run Requested'],
+      detail: { onBehalfOf: [{ exists: true }] },
+      source: [{ 'anything-but': ['app.portal'] }],
+    });
+  });
+});
+
+/** The event patterns of the rules on a bus, by the rule's id in the front door. */
+function rulesOn(stack: typeof template, bus: unknown): Record<string, unknown> {
+  const rules = stack.findResources('AWS::Events::Rule') as Record<string, { Properties: { EventBusName?: unknown; EventPattern: unknown } }>;
+  return Object.fromEntries(
+    Object.entries(rules)
+      .filter(([, rule]) => JSON.stringify(rule.Properties.EventBusName) === JSON.stringify(bus))
+      .map(([id, rule]) => [id.replace(/^.*FrontDoor/, '').replace(/[0-9A-F]{8}$/, ''), rule.Properties.EventPattern]),
+  );
+}
+
+describe('trusted event sources', () => {
+  it('without any, the bus has no policy, no run request may name another owner, and one that does goes to the dead letters', () => {
+    const bus = { Ref: logicalIdOf(template, 'Bus', 'AWS::Events::EventBus') };
+    expect(template.findResources('AWS::Events::EventBusPolicy')).toEqual({});
+    expect(rulesOn(template, bus)).toEqual({
+      RunRequested: { 'detail-type': ['Stepwise Run Requested'], detail: { onBehalfOf: [{ exists: false }] } },
+      UntrustedOnBehalf: { 'detail-type': ['Stepwise Run Requested'], detail: { onBehalfOf: [{ exists: true }] } },
+    });
+    const refused = template.findResources('AWS::Events::Rule')[logicalIdOf(template, 'FrontDoorUntrustedOnBehalf', 'AWS::Events::Rule')] as { Properties: { Targets: unknown } };
+    expect(refused.Properties.Targets).toEqual([
+      {
+        Id: 'Target0',
+        Arn: { 'Fn::GetAtt': [logicalIdOf(template, 'FrontDoorDeadLetters', 'AWS::SQS::Queue'), 'Arn'] },
+        InputTransformer: {
+          InputPathsMap: { source: '$.source', f2: '$' },
+          InputTemplate: JSON.stringify({
+            reason: 'Source <source> is not trusted to start runs on behalf of another caller.',
+            issues: [{ path: 'detail.onBehalfOf', message: 'Source <source> is not trusted to start runs on behalf of another caller.' }],
+            event: '<f2>',
+          }).replace('"<f2>"', '<f2>'),
+        },
+      },
+    ]);
+  });
+
+  it.each([
+    ['a bare source name (the older form)', ['app.portal'], 'callers.trustedSources[0]: "app.portal" names no principal allowed to put it;'],
+    ['no principals', [{ source: 'app.portal', principals: [] }], 'callers.trustedSources[0].principals: names no principal allowed to put it'],
+    ['a principal that is neither an account nor an IAM ARN', [{ source: 'app.portal', principals: ['*'] }], 'callers.trustedSources[0].principals[0]: must be a 12-digit account id or an IAM role or user ARN'],
+    ["Stepwise's own source", [{ source: 'stepwise', principals: ['111122223333'] }], 'callers.trustedSources[0].source: must be a source of your own'],
+  ])('fails synth, in one line, for a trusted source with %s', (_case, trustedSources, message) => {
+    const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
+    expect(() => new StepwiseStack(app, 'Open', { callers: { trustedSources: trustedSources as never } })).toThrow(message);
   });
 });

@@ -47,6 +47,8 @@ describe('callers and owners, with the local issuer\'s tokens', () => {
       ['POST', `/runs/${runId}/cancel`, undefined],
       ['POST', `/runs/${runId}/approvals/toolu_w`, { decision: 'approve' }],
       ['POST', `/runs/${runId}/fork`, { fromSeq: 0 }],
+      // A client run id that is alice's run: answered as a missing run, not "taken" (409).
+      ['POST', '/agui', { threadId: 't', runId, messages: [{ id: 'm', role: 'user', content: 'Hi.' }], tools: [], context: [], state: {} }],
     ];
     for (const [method, path, body] of routes) {
       for (const stranger of [bob, other]) {

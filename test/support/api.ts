@@ -121,7 +121,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
  */
 export const testCallers = bearerCallers(
   async (token) => JSON.parse(Buffer.from(token, 'base64url').toString('utf8')) as Record<string, unknown>,
-  { tenantClaim: 'tenant' },
+  { tenantClaim: 'tenant', tenantOptional: true },
   localCaller,
 );
 

@@ -72,6 +72,14 @@ describe('callerFromClaims', () => {
     expect(callerFromClaims({ iss: 'i', sub: 's', scp: ['stepwise/admin'] })).toEqual({ principal: 'i#s', scopes: ['admin'] });
   });
 
+  it('refuses a token without the tenant claim where one is configured, unless tenants are optional (the local issuer)', () => {
+    expect(() => callerFromClaims({ iss: 'i', sub: 's', scope: 'stepwise/admin' }, { tenantClaim: 'org' })).toThrow(
+      new Unauthenticated("The token carries no org claim; this deployment needs every caller's tenant."),
+    );
+    expect(callerFromClaims({ iss: 'i', sub: 's' }, { tenantClaim: 'org', tenantOptional: true })).toEqual({ principal: 'i#s', scopes: [] });
+    expect(callerFromClaims({ iss: 'i', sub: 's' })).toEqual({ principal: 'i#s', scopes: [] });
+  });
+
   it('refuses a token without a subject, or with a tenant claim that is not a name', () => {
     expect(() => callerFromClaims({ iss: 'i' })).toThrow(Unauthenticated);
     expect(() => callerFromClaims({ iss: 'i', sub: 's', tenant: ['a', 'b'] }, { tenantClaim: 'tenant' })).toThrow(Unauthenticated);
@@ -80,12 +88,31 @@ describe('callerFromClaims', () => {
 
 describe('callerFromIam', () => {
   it('gives the roles whose ARN patterns match the whole ARN', () => {
-    const settings = { reviewerArns: ['arn:aws:sts::111:assumed-role/Reviewers/*'], adminArns: ['arn:aws:iam::111:user/admin'] };
+    const settings = { reviewerArns: ['arn:aws:sts::111:assumed-role/Reviewers/*'], adminArns: ['arn:aws:iam::111:user/admin'], identity: 'session' as const };
     expect(callerFromIam('arn:aws:sts::111:assumed-role/Reviewers/rita', settings)).toEqual({
       principal: 'arn:aws:sts::111:assumed-role/Reviewers/rita',
       scopes: ['approve'],
     });
     expect(callerFromIam('arn:aws:iam::111:user/admin2', settings).scopes).toEqual([]);
+  });
+
+  it('names an assumed role by the role alone by default: a session name the caller chose changes nothing', () => {
+    const settings = { reviewerArns: ['arn:aws:sts::111:assumed-role/Reviewers'], adminArns: ['arn:aws:sts::111:assumed-role/*/rita'] };
+    const alice = callerFromIam('arn:aws:sts::111:assumed-role/Shared/alice', settings);
+    expect(alice).toEqual({ principal: 'arn:aws:sts::111:assumed-role/Shared', scopes: [] });
+    // Whatever session name is chosen, the caller is the role: no one takes a colleague's name.
+    expect(callerFromIam('arn:aws:sts::111:assumed-role/Shared/bob', settings)).toEqual(alice);
+    // A session named after an admin gains nothing; the reviewers' role is a reviewer whatever its session.
+    expect(callerFromIam('arn:aws:sts::111:assumed-role/Shared/rita', settings).scopes).toEqual([]);
+    expect(callerFromIam('arn:aws:sts::111:assumed-role/Reviewers/anyone', settings)).toEqual({ principal: 'arn:aws:sts::111:assumed-role/Reviewers', scopes: ['approve'] });
+    // IAM users and other principals are named as they are.
+    expect(callerFromIam('arn:aws:iam::111:user/ops/ann').principal).toBe('arn:aws:iam::111:user/ops/ann');
+    expect(callerFromIam('arn:aws-us-gov:sts::111:assumed-role/Shared/x').principal).toBe('arn:aws-us-gov:sts::111:assumed-role/Shared');
+  });
+
+  it('keeps the session name only when the deployment says session names are trusted', () => {
+    expect(callerFromIam('arn:aws:sts::111:assumed-role/Shared/alice', { identity: 'session' }).principal).toBe('arn:aws:sts::111:assumed-role/Shared/alice');
+    expect(callerFromIam('arn:aws:sts::111:assumed-role/Shared/alice', { identity: 'role' }).principal).toBe('arn:aws:sts::111:assumed-role/Shared');
   });
 });
 
@@ -107,6 +134,27 @@ describe('globMatches', () => {
     expect(globMatches('arn:aws:iam::*:role/a.b', 'arn:aws:iam::123:role/aXb')).toBe(false);
     expect(globMatches('user/?', 'user/ab')).toBe(false);
     expect(globMatches('user/*', 'other/user/x')).toBe(false);
+  });
+
+  it('never lets * or ? cross a /: a pattern for one part of an ARN reaches no deeper part', () => {
+    expect(globMatches('arn:aws:iam::111:user/*', 'arn:aws:iam::111:user/contractors/eve')).toBe(false);
+    expect(globMatches('arn:aws:sts::111:assumed-role/*', 'arn:aws:sts::111:assumed-role/Admins/eve')).toBe(false);
+    expect(globMatches('arn:aws:sts::111:assumed-role/Rev*', 'arn:aws:sts::111:assumed-role/Rev/x')).toBe(false);
+    expect(globMatches('arn:aws:iam::111:user/a?b', 'arn:aws:iam::111:user/a/b')).toBe(false);
+    // ** spans whole parts, for roles and users under a path.
+    expect(globMatches('arn:aws:iam::111:user/**', 'arn:aws:iam::111:user/contractors/eve')).toBe(true);
+    expect(globMatches('arn:aws:sts::*:assumed-role/Reviewers', 'arn:aws:sts::111:assumed-role/Reviewers')).toBe(true);
+  });
+
+  it('holds for any ARN: a pattern with one * matches a value only if that value has as many / as the pattern', () => {
+    const part = fc.stringMatching(/^[A-Za-z0-9+=,.@_-]{1,12}$/);
+    fc.assert(
+      fc.property(fc.array(part, { minLength: 1, maxLength: 4 }), fc.array(part, { minLength: 1, maxLength: 4 }), (head, tail) => {
+        const pattern = `arn:aws:iam::111:${head.join('/')}/*`;
+        const value = `arn:aws:iam::111:${head.join('/')}/${tail.join('/')}`;
+        expect(globMatches(pattern, value)).toBe(tail.length === 1);
+      }),
+    );
   });
 });
 

@@ -274,7 +274,10 @@ describe('intakeEvent', () => {
     for (const runId of ['taken', 'first', 'second']) outcomes.push(await intakeEvent(requested({ runId }), deps));
     expect(outcomes.map((o) => o.accepted)).toEqual([false, true, false]);
     expect(letters.map(({ reason, issues }) => ({ reason, issues }))).toEqual([
-      { reason: 'The run id taken is taken; choose another.', issues: [{ path: 'detail.runId', message: 'The run id taken is taken; choose another.' }] },
+      {
+        reason: "The run id taken belongs to another caller's run; choose another.",
+        issues: [{ path: 'detail.runId', message: "The run id taken belongs to another caller's run; choose another." }],
+      },
       {
         reason: 'You have 1 runs running, the most this deployment allows; wait for one to end or cancel one.',
         issues: [{ path: '(event)', message: 'You have 1 runs running, the most this deployment allows; wait for one to end or cancel one.' }],

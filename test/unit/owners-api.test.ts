@@ -110,7 +110,7 @@ describe('owners', () => {
     expect(first?.conversationId).not.toBe(second?.conversationId);
   });
 
-  it('refuses a client run id another caller took, without telling its status', async () => {
+  it('refuses a client run id another caller took as a missing run (RunNotFound), without telling its status', async () => {
     const api = memoryApi();
     const runId = await alicesRun(api);
     const { createRun } = await import('../../functions/core/intake/create.js');
@@ -119,7 +119,7 @@ describe('owners', () => {
         caller: { principal: 'test#bob', tenant: 'acme', scopes: [] },
         runId,
       }),
-    ).rejects.toThrow('is taken');
+    ).rejects.toThrow(expect.objectContaining({ code: 'RunNotFound', status: 404, message: `No run ${runId}.` }));
   });
 
   it('limits how many runs one caller may have running', async () => {
@@ -220,7 +220,7 @@ describe('callers as API Gateway passes them', () => {
   const jwtEvent = (claims: Record<string, string>) => ({ event: { requestContext: { authorizer: { jwt: { claims } } } } });
 
   it('reads an IAM caller from the request context, its roles from the ARN patterns', async () => {
-    const api = memoryApi({ authenticate: iamCallers({ reviewerArns: ['arn:aws:sts::1:assumed-role/Reviewers/*'] }) });
+    const api = memoryApi({ authenticate: iamCallers({ reviewerArns: ['arn:aws:sts::1:assumed-role/Reviewers'] }) });
     const post = (arn: string) =>
       api.app.request('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal }) }, iamEvent(arn));
     expect((await post('arn:aws:iam::1:user/ann')).status).toBe(202);
@@ -228,6 +228,19 @@ describe('callers as API Gateway passes them', () => {
     expect((await api.app.request('/runs/run-1', {}, iamEvent('arn:aws:iam::1:user/ben'))).status).toBe(404);
     expect((await api.app.request('/runs/run-1', {}, iamEvent('arn:aws:sts::1:assumed-role/Reviewers/rita'))).status).toBe(200);
     expect((await api.app.request('/runs/run-1', {})).status).toBe(401);
+  });
+
+  it("names an assumed role's caller by the role: a session named after a colleague reaches none of the colleague's runs", async () => {
+    const api = memoryApi({ authenticate: iamCallers({}) });
+    const start = (arn: string, body: Record<string, unknown>) =>
+      api.app.request('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }, iamEvent(arn));
+    expect((await start('arn:aws:sts::1:assumed-role/Alice/alice', { goal, mode: 'single', sessionId: 'notes' })).status).toBe(202);
+    expect((await api.runs.get('run-1'))?.owner).toEqual({ principal: 'arn:aws:sts::1:assumed-role/Alice' });
+    // Eve may assume a shared role and name her session "alice": she is still that role, not alice.
+    const eve = iamEvent('arn:aws:sts::1:assumed-role/Shared/alice');
+    expect((await api.app.request('/runs/run-1', {}, eve)).status).toBe(404);
+    expect((await start('arn:aws:sts::1:assumed-role/Shared/alice', { goal, mode: 'single', sessionId: 'notes' })).status).toBe(202);
+    expect((await api.runs.get('run-2'))?.owner).toEqual({ principal: 'arn:aws:sts::1:assumed-role/Shared' });
   });
 
   it('reads a JWT caller from the claims API Gateway verified, lists written as "[a b]" included', async () => {
@@ -239,5 +252,18 @@ describe('callers as API Gateway passes them', () => {
     const listed = await api.app.request('/runs?scope=tenant', {}, rita);
     expect(((await listed.json()) as { items: { runId: string }[] }).items.map((r) => r.runId)).toEqual(['run-1']);
     expect((await api.app.request('/runs?scope=tenant', {}, alice)).status).toBe(403);
+  });
+
+  it('refuses a token without the tenant claim where the deployment names one (401), so no shared "no tenant" pool forms', async () => {
+    const api = memoryApi({ authenticate: jwtClaimCallers({ tenantClaim: 'custom:tenant' }) });
+    const tenantless = jwtEvent({ iss: 'https://idp', sub: 'mallory', scp: '[stepwise/admin]' });
+    const answer = await api.app.request('/runs?scope=tenant', {}, tenantless);
+    expect({ status: answer.status, body: await answer.json() }).toEqual({
+      status: 401,
+      body: { error: { code: 'Unauthenticated', message: "The token carries no custom:tenant claim; this deployment needs every caller's tenant." } },
+    });
+    const started = await api.app.request('/runs', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ goal }) }, tenantless);
+    expect(started.status).toBe(401);
+    expect(api.writes()).toBe(0);
   });
 });

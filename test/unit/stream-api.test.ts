@@ -121,6 +121,20 @@ describe('POST /agui', () => {
     expect(api.starter.started).toHaveLength(1);
   });
 
+  it('answers a run id another caller\'s run has as every route answers a run the caller may not see (404), and starts nothing', async () => {
+    const api = memoryApi(quick);
+    const post = (who: Record<string, string>) =>
+      api.app.request('/agui', { method: 'POST', headers: { ...who, 'content-type': 'application/json' }, body: JSON.stringify(input()) });
+    expect((await post(alice)).status).toBe(200);
+    const taken = await post(bob);
+    const missing = await api.request('GET', '/runs/agui-run-1', undefined, bob);
+    expect({ status: taken.status, body: await taken.json() }).toEqual({ status: missing.status, body: missing.body });
+    expect(missing).toEqual({ status: 404, body: { error: { code: 'RunNotFound', message: 'No run agui-run-1.' } } });
+    // The owner's own retry still answers its run.
+    expect((await post(alice)).status).toBe(200);
+    expect(api.starter.started).toHaveLength(1);
+  });
+
   it('makes up a run id when the client\'s is not a valid Stepwise run id', async () => {
     const api = memoryApi(quick);
     const res = await api.app.request('/agui', { method: 'POST', headers: { ...alice, 'content-type': 'application/json' }, body: JSON.stringify(input({ runId: 'has spaces' })) });

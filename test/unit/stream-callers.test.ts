@@ -23,13 +23,14 @@ const jwtEnv = readEnv({
 });
 
 describe('streamCallers in IAM mode', () => {
-  const env = readEnv({ ...base, STEPWISE_REVIEWER_ARNS: 'arn:aws:sts::111122223333:assumed-role/Reviewers/*', STEPWISE_ADMIN_ARNS: '' });
+  const env = readEnv({ ...base, STEPWISE_REVIEWER_ARNS: 'arn:aws:sts::111122223333:assumed-role/Reviewers', STEPWISE_ADMIN_ARNS: '' });
   const authenticate = streamCallers(env);
 
   it('reads the signed caller of a function URL request where the HTTP API leaves it, with the roles of its ARN', async () => {
     const reviewer = 'arn:aws:sts::111122223333:assumed-role/Reviewers/rita';
     const urlEvent = functionUrlEvent({ method: 'GET', path: '/runs/r/events', iamArn: reviewer });
-    expect(await authenticate({ lambdaEvent: urlEvent })).toEqual({ principal: reviewer, scopes: ['approve'] });
+    // An assumed role is its role, whatever the session's name (STEPWISE_IAM_IDENTITY defaults to role).
+    expect(await authenticate({ lambdaEvent: urlEvent })).toEqual({ principal: 'arn:aws:sts::111122223333:assumed-role/Reviewers', scopes: ['approve'] });
     // The HTTP API's event (payload 2.0) carries the same context: one reader for both.
     const gatewayEvent = {
       version: '2.0',
@@ -39,6 +40,13 @@ describe('streamCallers in IAM mode', () => {
     expect(await authenticate({ lambdaEvent: gatewayEvent })).toEqual(await authenticate({ lambdaEvent: urlEvent }));
     const other = 'arn:aws:iam::111122223333:user/alice';
     expect(await authenticate({ lambdaEvent: functionUrlEvent({ method: 'GET', path: '/', iamArn: other }) })).toEqual({ principal: other, scopes: [] });
+  });
+
+  it('keeps the session name where the deployment trusts session names (STEPWISE_IAM_IDENTITY=session)', async () => {
+    const sessions = streamCallers(readEnv({ ...base, STEPWISE_IAM_IDENTITY: 'session', STEPWISE_REVIEWER_ARNS: 'arn:aws:sts::111122223333:assumed-role/Reviewers/*' }));
+    const reviewer = 'arn:aws:sts::111122223333:assumed-role/Reviewers/rita';
+    expect(await sessions({ lambdaEvent: functionUrlEvent({ method: 'GET', path: '/', iamArn: reviewer }) })).toEqual({ principal: reviewer, scopes: ['approve'] });
+    expect(() => readEnv({ ...base, STEPWISE_IAM_IDENTITY: 'sessions' })).toThrow('STEPWISE_IAM_IDENTITY');
   });
 
   it('refuses a request that carries no IAM identity (401), whatever token it brings', async () => {
@@ -80,15 +88,17 @@ describe('streamCallers in JWT mode', () => {
       tenant: 'acme',
       scopes: ['approve'],
     });
-    expect(await authenticate(await bearer(token({ scp: ['stepwise/admin'] }, { audience: 'console' })))).toEqual({
+    expect(await authenticate(await bearer(token({ 'custom:tenant': 'acme', scp: ['stepwise/admin'] }, { audience: 'console' })))).toEqual({
       principal: `${issuer}#alice`,
+      tenant: 'acme',
       scopes: ['admin'],
     });
   });
 
   it('accepts client_id in place of aud, as API Gateway does (access tokens of Amazon Cognito carry no aud)', async () => {
-    expect(await authenticate(await bearer(token({ client_id: 'console', token_use: 'access' }, { audience: '' })))).toEqual({
+    expect(await authenticate(await bearer(token({ 'custom:tenant': 'acme', client_id: 'console', token_use: 'access' }, { audience: '' })))).toEqual({
       principal: `${issuer}#alice`,
+      tenant: 'acme',
       scopes: [],
     });
   });
@@ -111,6 +121,9 @@ describe('streamCallers in JWT mode', () => {
     ['an expired token', '"exp" claim timestamp check failed', () => bearer(token({}, { expires: Math.floor(Date.now() / 1000) - 60 }))],
     ['a token for another audience', 'audience (aud or client_id) is not this API', () => bearer(token({}, { audience: 'billing' }))],
     ['a token with neither aud nor client_id', 'audience (aud or client_id) is not this API', () => bearer(token({}, { audience: '' }))],
+    // API Gateway reads client_id only when aud is absent: a right client_id does not save a wrong aud.
+    ['a token for another audience with this API\'s client_id', 'audience (aud or client_id) is not this API', () => bearer(token({ client_id: 'console' }, { audience: 'billing' }))],
+    ['a token without the tenant claim the deployment names', 'carries no custom:tenant claim', () => bearer(token({ scp: ['stepwise/admin'] }))],
     ['a token of another issuer', 'unexpected "iss" claim value', () => bearer(token({}, { issuer: 'https://evil.example.com/pool' }))],
     ['a token signed by another key under the issuer\'s key id', 'signature verification failed', () => bearer(token({}, { signer: otherKey }))],
     ['a token naming no key id', 'names no key (kid)', () => bearer(token({}, { kid: null }))],

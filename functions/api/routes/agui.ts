@@ -22,7 +22,8 @@ export function aguiRoutes(deps: ApiDeps) {
       responses: {
         200: eventStream,
         400: refusal('Invalid input; `issues` names each bad field.'),
-        409: refusal('The thread has a running run, or the run id is taken.'),
+        404: refusal('The run id is one of a run the caller may not see (the answer to a missing run).'),
+        409: refusal('The thread has a running run.'),
         429: refusal('Too many runs running.'),
       },
     }),

@@ -49,8 +49,17 @@ export function ownerKey(owner: Owner): string {
     .slice(0, 22);
 }
 
-/** Glob patterns (`*` any run of characters, `?` one) matched against a whole string. */
+/**
+ * ARN patterns (reviewers, admins) matched against a whole ARN: `*` any run of characters within
+ * one `/`-separated part, `?` one character but `/`, `**` any run of characters, `/` included;
+ * everything else literally. So `…:user/*` does not reach users under a path
+ * (`…:user/contractors/eve`), nor `…:assumed-role/*` the sessions of every role. Not a path glob
+ * library: ARN parts may be `.` or `..`, which path globs never match with `*`.
+ */
 export function globMatches(pattern: string, value: string): boolean {
-  const source = pattern.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '.*').replace(/\?/g, '.');
+  const source = pattern
+    .split('**')
+    .map((run) => run.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*').replace(/\?/g, '[^/]'))
+    .join('.*');
   return new RegExp(`^${source}$`, 's').test(value);
 }

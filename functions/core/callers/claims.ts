@@ -10,7 +10,8 @@ export const scopePrefix = 'stepwise/';
 
 /**
  * The caller a verified JWT names: `iss` and `sub` make the principal, the tenant comes from the
- * deployment's tenant claim, the roles from `scope` (space-separated) or `scp` (a list). The one
+ * deployment's tenant claim (required when one is configured), the roles from `scope`
+ * (space-separated) or `scp` (a list). The one
  * path for tokens checked by API Gateway's JWT authorizer and by the local server.
  */
 export function callerFromClaims(claims: Record<string, unknown>, settings: ClaimSettings = {}): Caller {
@@ -21,6 +22,11 @@ export function callerFromClaims(claims: Record<string, unknown>, settings: Clai
   const tenant = typeof tenantValue === 'string' && tenantValue.length > 0 ? tenantValue : undefined;
   if (settings.tenantClaim && tenantValue !== undefined && tenant === undefined) {
     throw new Unauthenticated(`The token's ${settings.tenantClaim} claim is not a tenant name.`);
+  }
+  // Where tenants are configured, a token without one would join a shared "no tenant" pool, whose
+  // reviewers would see all of it: refused, unless the issuer is the local server's own.
+  if (settings.tenantClaim && tenantValue === undefined && !settings.tenantOptional) {
+    throw new Unauthenticated(`The token carries no ${settings.tenantClaim} claim; this deployment needs every caller's tenant.`);
   }
   const granted = [...listOf(claims.scope), ...listOf(claims.scp)];
   const scopes = Scope.options.filter((scope) => granted.includes(`${scopePrefix}${scope}`));
@@ -34,13 +40,23 @@ function listOf(value: unknown): string[] {
   return [];
 }
 
-/** The caller of an IAM-signed request: its ARN, with the roles the deployment's ARN patterns give it. */
+/**
+ * The caller of an IAM-signed request: its ARN, an assumed role's without the session name unless
+ * the deployment trusts session names (`identity: 'session'`), with the roles the deployment's ARN
+ * patterns give that principal.
+ */
 export function callerFromIam(arn: string, settings: IamSettings = {}): Caller {
-  const matches = (patterns: readonly string[] = []) => patterns.some((pattern) => globMatches(pattern, arn));
+  const principal = settings.identity === 'session' ? arn : withoutSession(arn);
+  const matches = (patterns: readonly string[] = []) => patterns.some((pattern) => globMatches(pattern, principal));
   const scopes: Scope[] = [];
   if (matches(settings.reviewerArns)) scopes.push('approve');
   if (matches(settings.adminArns)) scopes.push('admin');
-  return { principal: arn, scopes };
+  return { principal, scopes };
+}
+
+/** An assumed-role session's ARN as its role's (`arn:…:sts::<account>:assumed-role/<role>`); any other ARN as it is. */
+export function withoutSession(arn: string): string {
+  return /^(arn:[^:]+:sts::[^:]*:assumed-role\/[^/]+)\/[^/]+$/.exec(arn)?.[1] ?? arn;
 }
 
 /**

@@ -50,9 +50,28 @@ export class TooManyRuns extends named('TooManyRuns') {}
 export interface ClaimSettings {
   /** The claim that names the caller's tenant; no tenants when absent. */
   tenantClaim?: string;
+  /**
+   * A token without the tenant claim is a caller without a tenant, instead of refused (401): the
+   * local server, whose own issuer hands out tokens with and without a tenant.
+   * @default false
+   */
+  tenantOptional?: boolean;
 }
 
+/**
+ * How an IAM caller that assumed a role is named. `role`: by the role alone, the session name
+ * ignored, since whoever may assume a role chooses its session name (API Gateway passes no
+ * `aws:SourceIdentity` to tell sessions apart). `session`: by the whole assumed-role ARN, session
+ * name included; only where the role's trust policy fixes the session name (IAM Identity Center,
+ * or an `sts:RoleSessionName` condition).
+ */
+export const IamIdentity = z.enum(['role', 'session']);
+
+export type IamIdentity = z.infer<typeof IamIdentity>;
+
 export interface IamSettings {
+  /** How assumed-role callers are named. @default 'role' */
+  identity?: IamIdentity;
   /** ARN patterns of reviewers (`approve`). */
   reviewerArns?: readonly string[];
   /** ARN patterns of admins. */

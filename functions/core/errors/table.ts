@@ -31,11 +31,12 @@ export const errorTable = {
   Forbidden: { status: 403 },
   NotFound: { status: 404 },
   RunNotFound: { status: 404 },
+  /** A client run id another caller's run has: answered as a run the caller may not see (docs/callers-and-security.md). */
+  RunIdTaken: { status: 404, code: 'RunNotFound' },
   FileNotFound: { status: 404 },
   ApprovalNotFound: { status: 404 },
   IdempotencyConflict: { status: 409 },
   SessionBusy: { status: 409 },
-  RunIdTaken: { status: 409 },
   RunNotRunning: { status: 409 },
   ApprovalAlreadyDecided: { status: 409 },
   ForkTooLarge: { status: 409 },

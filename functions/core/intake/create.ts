@@ -191,8 +191,9 @@ export async function createRun(
       ...(steps ? { steps } : {}),
     });
   const existing = named ? await deps.runs.get(runId) : undefined;
-  // A run id another caller chose first is not this caller's to repeat (nor to learn about from the answer).
-  if (existing && !owns(owner, existing.owner)) throw new RunIdTaken(`The run id ${runId} is taken; choose another.`);
+  // A run id another caller chose first is not this caller's to repeat, nor to learn about: the
+  // answer is the one every route gives for a run the caller may not see (404 RunNotFound).
+  if (existing && !owns(owner, existing.owner)) throw new RunIdTaken(`No run ${runId}.`);
   if (existing) {
     // A repeat. If the first request stopped between creating and starting, start it now.
     if (existing.status === 'running' && existing.phase === 'idle') await start();

@@ -58,8 +58,14 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
   } catch (error) {
     if (worthRetrying(error)) throw error;
     // Refusals and failures that no redelivery can change end in the dead letters, with the reason.
-    const reason = error instanceof StepwiseError ? error.message : `The run could not be started: ${messageOf(error)}`;
-    const path = error instanceof RunIdTaken ? 'detail.runId' : '(event)';
+    const taken = error instanceof RunIdTaken;
+    // The dead letters are the operators' to read, not the sender's: they say what happened.
+    const reason = taken
+      ? `The run id ${chosen ?? ''} belongs to another caller's run; choose another.`
+      : error instanceof StepwiseError
+        ? error.message
+        : `The run could not be started: ${messageOf(error)}`;
+    const path = taken ? 'detail.runId' : '(event)';
     await deps.deadLetters.send({ reason, issues: [{ path, message: reason }], event });
     return { accepted: false, reason };
   }
