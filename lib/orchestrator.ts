@@ -10,6 +10,7 @@ import type { BuiltinAgentName } from '../functions/core/agents/types.js';
 import { agentPhases } from '../functions/core/agents/phases.js';
 import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
 import type { ErrorName } from '../functions/core/errors/table.js';
+import { NestedLoop, RunRecordGet, RunRecordUpdate } from './orchestrator-tasks.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -82,7 +83,7 @@ export class Orchestrator extends Construct {
 
     /** Records the phase and the agent at work (`agent`: a name, or a path of the state); a cancelled run stays cancelled. */
     const markAgent = (id: string, phaseName: string, agent: string) =>
-      new tasks.DynamoUpdateItem(this, id, {
+      new RunRecordUpdate(this, id, {
         table,
         key: runKey,
         updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
@@ -102,7 +103,7 @@ export class Orchestrator extends Construct {
      * (`$.agent`, its place in the run, and `$.label`, the short name its executions carry).
      */
     const runLoop = (id: string, agent: BuiltinAgentName | 'input', conversationId: string) =>
-      new tasks.StepFunctionsStartExecution(this, id, {
+      new NestedLoop(this, id, {
         stateMachine: props.agentLoop,
         integrationPattern: sfn.IntegrationPattern.RUN_JOB,
         name:
@@ -140,7 +141,7 @@ export class Orchestrator extends Construct {
     const architect = phase('architect', "States.Format('run/{}/architect', $.runId)");
     const coder = phase('coder', "States.Format('run/{}/coder', $.runId)");
 
-    const loadPlan = new tasks.DynamoGetItem(this, 'LoadPlan', {
+    const loadPlan = new RunRecordGet(this, 'LoadPlan', {
       table,
       key: runKey,
       // "plan" is a DynamoDB reserved word.
@@ -163,7 +164,7 @@ export class Orchestrator extends Construct {
       .otherwise(noPlan);
     architect.end.next(loadPlan).next(planCaptured);
 
-    const markComplete = new tasks.DynamoUpdateItem(this, 'MarkComplete', {
+    const markComplete = new RunRecordUpdate(this, 'MarkComplete', {
       table,
       key: runKey,
       updateExpression: `SET #status = :status, #phase = :phase, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
@@ -224,7 +225,7 @@ export class Orchestrator extends Construct {
       parameters: { 'code.$': '$.failure.Error', 'message.$': '$.failure.Cause', 'agent.$': '$.currentAgent' },
       resultPath: '$.error',
     });
-    const markFailed = new tasks.DynamoUpdateItem(this, 'MarkFailed', {
+    const markFailed = new RunRecordUpdate(this, 'MarkFailed', {
       table,
       key: runKey,
       updateExpression: `SET #status = :status, #phase = :phase, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
@@ -311,7 +312,7 @@ export class Orchestrator extends Construct {
     const loopId = Stack.of(this).getLogicalId(props.agentLoop.node.defaultChild as sfn.CfnStateMachine);
     Validations.of(this.stateMachine.role).acknowledge(
       {
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${loopId}"}]}]}*]`,
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${loopId}"}]}]}:*]`,
         reason: 'Nested agent-loop executions are named per run at run time; the grant covers executions of that one state machine.',
       },
       {
@@ -329,7 +330,7 @@ export class Orchestrator extends Construct {
     detail: Record<string, unknown>,
     end: sfn.Succeed | sfn.Fail,
   ): sfn.Chain {
-    const usage = retryServiceFaults(new tasks.DynamoGetItem(this, `Load${id}Usage`, {
+    const usage = retryServiceFaults(new RunRecordGet(this, `Load${id}Usage`, {
       table: props.table,
       key: runKey,
       projectionExpression: [

@@ -334,6 +334,6 @@ export class Storage extends Construct {
 const writeActions = new Set(['dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem']);
 
 /** An IAM condition: every partition key the request touches starts with one of the families' prefixes. */
-function leadingKeys(families: ItemFamily[]): Record<string, Record<string, string[]>> {
+export function leadingKeys(families: ItemFamily[]): Record<string, Record<string, string[]>> {
   return { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': families.map((family) => `${itemFamilies[family]}*`) } };
 }

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createAdaptorServer } from '@hono/node-server';
+import { localHostsOf, refuseLocally } from './guard.js';
 import { apiWiring } from '../functions/wiring/api.js';
 import { externalConfig, localCredentials, readExternalToolsEnv, wire } from '../functions/wiring/wire.js';
 import { configuredDefinitions } from '../functions/wiring/agents.js';
@@ -85,9 +86,10 @@ export interface LocalStack {
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   let app: { fetch(request: Request): Response | Promise<Response> } | undefined;
   const around = options.aroundApi ?? (<T>(work: () => T) => work());
+  const hosts = localHostsOf({ ...process.env, ...options.env }.STEPWISE_LOCAL_HOSTS);
   // Without http2 options the adaptor makes a plain node:http server.
   const server = await startLoopbackServer(
-    createAdaptorServer({ fetch: (request) => around(() => app?.fetch(request) ?? starting()) }) as Server,
+    createAdaptorServer({ fetch: (request) => refuseLocally(request, hosts) ?? around(() => app?.fetch(request) ?? starting()) }) as Server,
     options.port ?? 8787,
   );
   const undo: (() => unknown)[] = [() => server.close()];

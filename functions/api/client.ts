@@ -118,8 +118,8 @@ export function apiClient(options: ApiClientOptions) {
     listRuns: async (query: InferRequestType<typeof api.runs.$get>['query'] = {}) => parseResponse(api.runs.$get({ query })),
     /** `GET /runs/{runId}`: a run, with the calls waiting for a reviewer and the decisions made. */
     getRun: async (runId: string) => parseResponse(one.$get({ param: run(runId) })),
-    /** `POST /runs/{runId}/cancel`. */
-    cancelRun: async (runId: string) => parseResponse(one.cancel.$post({ param: run(runId) })),
+    /** `POST /runs/{runId}/cancel`, typed as JSON: the local server takes no state change that is not (a cross-site form cannot send one). */
+    cancelRun: async (runId: string) => parseResponse(one.cancel.$post({ param: run(runId) }, { headers: { 'content-type': 'application/json' } })),
     /** `POST /runs/{runId}/fork`: a new single-mode run from one of the run's user messages. */
     forkRun: async (runId: string, body: InferRequestType<typeof one.fork.$post>['json'], idempotencyKey?: string) =>
       parseResponse(one.fork.$post({ param: run(runId), json: body, header: key(idempotencyKey) })),

@@ -19,7 +19,7 @@ export const why: Record<string, string> = {
   'inference UpdateItem run# run':
     "recordStep: adds the step's tokens and cost to the run record once (the condition is the agent's counted mark, one number that only grows), sets iterations and updatedAt; usage, cost and budgets read it",
   'inference GetItem run# run':
-    "an agent's first step only, two reads of the run record: the record (its controls, kept by a warm container when there is no budget, and its goal or plan for the opening message), and its gated tools (approvals.toolsFor, projected, kept per run)",
+    "one a step, for its status: a cancelled run calls the model no more even when stopping its execution failed (the controls of a run without a budget are kept by a warm container, its status is not); an agent's first step reads a second time, its gated tools (approvals.toolsFor, projected, kept per run)",
   // The tool step (functions/core/steps/tool.ts).
   'tool Query conv# sk BETWEEN m#<n> AND m#<n>#r#~':
     'loadTurn: the assistant message holding the call and any results already stored, in one request; a stored result is returned without running the tool again (invariant 3)',

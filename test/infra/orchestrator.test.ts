@@ -29,11 +29,27 @@ describe('Orchestrator', () => {
     }
     const statements = statementsOf(template, 'OrchestratorStateMachineRole');
     const starts = statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('states:')));
-    expect(starts.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(loopRef);
-    // Describe/Stop reach only executions of the agent loop.
-    for (const s of starts.filter((s) => s.Action !== 'states:StartExecution')) {
-      expect(JSON.stringify(s.Resource)).toContain(`{"Ref":"${loopRef.Ref}"}`);
-    }
+    // Exactly the agent loop, and its executions: `execution:<name>:*`, never `<name>*`, which also
+    // matches the executions of a look-alike state machine (`<name>-v2`).
+    const executions = {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':execution:', { 'Fn::Select': [6, { 'Fn::Split': [':', loopRef] }] }, ':*']],
+    };
+    expect(starts).toEqual([
+      { Action: 'states:StartExecution', Effect: 'Allow', Resource: loopRef },
+      { Action: ['states:DescribeExecution', 'states:StopExecution'], Effect: 'Allow', Resource: executions },
+    ]);
+  });
+
+  it('reads and updates run records only: each DynamoDB grant carries the run family\'s LeadingKeys condition', () => {
+    const tableArn = {
+      'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':dynamodb:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':table/', { Ref: logicalIdOf(template, 'StorageTable', 'AWS::DynamoDB::GlobalTable') }]],
+    };
+    const onlyRuns = { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['run#*'] } };
+    const items = statementsOf(template, 'OrchestratorStateMachineRole').filter((s) => [s.Action].flat().some((a) => a.startsWith('dynamodb:')));
+    expect(items).toEqual([
+      { Action: 'dynamodb:UpdateItem', Effect: 'Allow', Resource: tableArn, Condition: onlyRuns },
+      { Action: 'dynamodb:GetItem', Effect: 'Allow', Resource: tableArn, Condition: onlyRuns },
+    ]);
   });
 
   it('ends an execution that outlives a day plus the approval timeout (48 hours by default) as timed out', () => {

@@ -22,11 +22,16 @@ const tools: LambdaToolConfig[] = [
   { name: 'refuse', description: 'Answers an error.', inputSchema: { type: 'object' }, functionName: 'refuse' },
 ];
 
+/** What word-count was told of each call besides its input (its client context). */
+const callKeys: unknown[] = [];
 const local = useLocalStack(
   { STEPWISE_LAMBDA_TOOLS: JSON.stringify(tools) },
   {
     functions: {
-      'word-count': (event) => ({ words: String((event as { text: string }).text).split(/\s+/).filter(Boolean).length }),
+      'word-count': (event, context) => {
+        callKeys.push(context.clientContext?.custom);
+        return { words: String((event as { text: string }).text).split(/\s+/).filter(Boolean).length };
+      },
       shout: (event) => String((event as { text?: string }).text ?? '').toUpperCase(),
       crash: () => {
         throw new TypeError('cannot read properties of undefined');
@@ -72,8 +77,9 @@ describe('Lambda tools in a run', () => {
       { tool_use_id: 'toolu_4', content: 'crash failed: TypeError: cannot read properties of undefined', is_error: true },
       { tool_use_id: 'toolu_5', content: 'quota used up for today', is_error: true },
     ]);
-    // Only the valid call reached word-count, with exactly its input.
+    // Only the valid call reached word-count, with exactly its input, told for whom it runs.
     expect(local.stack.lambdas.invocations.get('word-count')).toEqual([{ text: 'one two three' }]);
+    expect(callKeys).toEqual([{ runId: run.runId, toolUseId: 'toolu_1', owner: 'local' }]);
   });
 });
 
@@ -119,6 +125,22 @@ describe('the Lambda tool adapter', () => {
     const [tool] = await source.list();
     expect(await source.call(tool as ExternalTool, { text: 'a b' }, { runId: 'run-1', toolUseId: 'toolu_1' })).toEqual({ content: '{"words":2}', isError: false });
     expect(seen).toEqual([{ custom: { runId: 'run-1', toolUseId: 'toolu_1' } }]);
+  });
+
+  it('tells the function the run\'s owner and tenant in its client context, never in its event, so it acts for that caller', async () => {
+    const seen: unknown[] = [];
+    const events: unknown[] = [];
+    api.register('whoami', (event, context) => {
+      events.push(event);
+      seen.push(context.clientContext);
+      return 'ok';
+    });
+    const source = new LambdaToolSource([{ ...wordCount, functionName: 'whoami' }], client());
+    const [tool] = await source.list();
+    const context = { runId: 'run-2', toolUseId: 'toolu_2', owner: { principal: 'https://issuer.example|alice', tenant: 'acme' } };
+    expect(await source.call(tool as ExternalTool, { text: 'a b' }, context)).toEqual({ content: 'ok', isError: false });
+    expect(seen).toEqual([{ custom: { runId: 'run-2', toolUseId: 'toolu_2', owner: 'https://issuer.example|alice', tenant: 'acme' } }]);
+    expect(events).toEqual([{ text: 'a b' }]);
   });
 
   it('answers a function that does not exist as an error result', async () => {

@@ -1,6 +1,7 @@
 import { type Server, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { afterAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import * as z from 'zod';
 import { McpToolSource } from '../../functions/adapters/tools/mcp.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
@@ -10,6 +11,7 @@ import { ExternalTools } from '../../functions/core/tools/external/external-tool
 import { type ToolCatalog } from '../../functions/core/tools/external/types.js';
 import type { WireRequest } from '../../local/stand-ins/messages-api.js';
 import { memoryCore, say, use } from '../support/agents.js';
+import { newRun } from '../support/memory.js';
 import { useLocalStack } from '../support/local-stack.js';
 import { type TestMcpServer, startMcpServer } from '../support/mcp-server.js';
 
@@ -310,11 +312,65 @@ describe('MCP deadlines and call keys', () => {
     await source.call(echo, { text: 'a' }, { runId: 'run-a', toolUseId: 'toolu_a' });
     await source.call(echo, { text: 'b' }, { runId: 'run-b', toolUseId: 'toolu_b' });
 
-    // One session serves both runs; each call carries its own run's keys.
     expect(metas).toEqual([
       { 'stepwise/runId': 'run-a', 'stepwise/toolUseId': 'toolu_a' },
       { 'stepwise/runId': 'run-b', 'stepwise/toolUseId': 'toolu_b' },
     ]);
+  });
+
+  it('gives each run a session of its own, and a listing one closed after it: two owners never share a session', async () => {
+    const { server } = await keyedServer();
+    const source = new McpToolSource({ name: 'keyed', url: server.url });
+    sources.push(source);
+    const echo = (await source.list()).find((t) => t.target === 'echo');
+    if (!echo) throw new Error('echo not listed');
+    const closed = vi.spyOn(Client.prototype, 'close');
+    try {
+      await source.call(echo, { text: 'a1' }, { runId: 'run-a', toolUseId: 'toolu_1', owner: { principal: 'alice', tenant: 'acme' } });
+      await source.call(echo, { text: 'b1' }, { runId: 'run-b', toolUseId: 'toolu_2', owner: { principal: 'bob', tenant: 'other' } });
+      await source.call(echo, { text: 'a2' }, { runId: 'run-a', toolUseId: 'toolu_3', owner: { principal: 'alice', tenant: 'acme' } });
+      // The listing's session, then one per run: run-a's second call reuses run-a's.
+      expect(server.methods.filter((m) => m === 'initialize')).toHaveLength(3);
+      expect(closed).toHaveBeenCalledTimes(0);
+    } finally {
+      closed.mockRestore();
+    }
+  });
+
+  it('closes the session of the least recently used run once more runs than maxSessions have sessions', async () => {
+    const { server } = await keyedServer();
+    const source = new McpToolSource({ name: 'keyed', url: server.url }, { maxSessions: 2 });
+    sources.push(source);
+    const echo = (await source.list()).find((t) => t.target === 'echo');
+    if (!echo) throw new Error('echo not listed');
+    const closed = vi.spyOn(Client.prototype, 'close');
+    try {
+      for (const [runId, n] of [['run-1', 1], ['run-2', 2], ['run-1', 3], ['run-3', 4]] as const) {
+        await source.call(echo, { text: runId }, { runId, toolUseId: `toolu_${n}` });
+      }
+      // run-2 was used least recently: its session is closed, run-1's and run-3's stay open.
+      expect(closed).toHaveBeenCalledTimes(1);
+      await source.call(echo, { text: 'again' }, { runId: 'run-1', toolUseId: 'toolu_5' });
+      expect(server.methods.filter((m) => m === 'initialize')).toHaveLength(1 + 3);
+    } finally {
+      closed.mockRestore();
+    }
+  });
+
+  it('names the run\'s owner and tenant in _meta, read from the run record, so the server acts for that caller', async () => {
+    const { server, metas } = await keyedServer();
+    const source = new McpToolSource({ name: 'keyed', url: server.url });
+    sources.push(source);
+    const c = await stepsWith(source);
+    await c.runs.create(newRun('run-owned', 'Search.', { owner: { principal: 'arn:aws:iam::1:role/alice', tenant: 'acme' } }));
+    c.model.addTurn(use(['toolu_o', 'keyed__echo', { text: 'mine' }]));
+    const step = await inferenceStep({ runId: 'run-owned', agent: 'single', iteration: 0 }, c.deps);
+
+    expect(await toolStep({ runId: 'run-owned', agent: 'single', seq: step.seq, toolUseId: 'toolu_o' }, c.deps)).toEqual({ toolUseId: 'toolu_o', isError: false });
+    expect(metas).toEqual([
+      { 'stepwise/runId': 'run-owned', 'stepwise/toolUseId': 'toolu_o', 'stepwise/owner': 'arn:aws:iam::1:role/alice', 'stepwise/tenant': 'acme' },
+    ]);
+    expect(server.calls).toEqual([{ name: 'echo', args: { text: 'mine' } }]);
   });
 
   it('gives up listing a server that never answers initialize within the list budget, and closes the request', async () => {

@@ -2,6 +2,7 @@
  * Callers and owners through the local stack, with real tokens of the local issuer: nobody sees,
  * cancels or decides what is not theirs.
  */
+import { request as httpRequest } from 'node:http';
 import { SignJWT, generateKeyPair } from 'jose';
 import { describe, expect, it } from 'vitest';
 import type { RunView } from '../../functions/api/schemas.js';
@@ -124,3 +125,41 @@ describe('callers and owners, with the local issuer\'s tokens', () => {
   });
 });
 
+
+/** A request to the local server with any Host header (fetch would send the URL's own). */
+function rawRequest(method: string, path: string, headers: Record<string, string>, body = ''): Promise<{ status: number; body: string }> {
+  const url = new URL(local.stack.url);
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: url.hostname, port: url.port, method, path, headers }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (chunk: Buffer) => chunks.push(chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+describe('the local server\'s front check (DNS rebinding, cross-site forms)', () => {
+  it('answers only requests for a loopback name: a page on another name that resolves to 127.0.0.1 gets 403', async () => {
+    const port = new URL(local.stack.url).port;
+    for (const host of [`localhost:${port}`, `127.0.0.1:${port}`, `app.localhost:${port}`]) {
+      expect({ host, status: (await rawRequest('GET', '/runs', { host })).status }).toEqual({ host, status: 200 });
+    }
+    for (const host of [`evil.example:${port}`, 'evil.example', `localhost.evil.example:${port}`]) {
+      const res = await rawRequest('GET', '/runs', { host });
+      expect({ host, status: res.status, code: (JSON.parse(res.body) as { error: { code: string } }).error.code }).toEqual({ host, status: 403, code: 'Forbidden' });
+    }
+    expect((await rawRequest('POST', '/runs/run-x/cancel', { host: `evil.example:${port}`, 'content-type': 'application/json' }, '{}')).status).toBe(403);
+  });
+
+  it('takes a state change only as JSON: a form post of a cancel gets 415 and reaches no route', async () => {
+    const host = new URL(local.stack.url).host;
+    for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'multipart/form-data; boundary=x', undefined]) {
+      const res = await rawRequest('POST', '/runs/no-such-run/cancel', { host, ...(type ? { 'content-type': type } : {}) }, type ? 'a=b' : '');
+      expect({ type, status: res.status }).toEqual({ type, status: 415 });
+    }
+    // As JSON it reaches the route, which answers for the run.
+    expect((await rawRequest('POST', '/runs/no-such-run/cancel', { host, 'content-type': 'application/json' }, '{}')).status).toBe(404);
+  });
+});

@@ -112,7 +112,8 @@ async function openFixture(fixture: StackFixture, env: Record<string, string>, o
   });
   const call = async (method: string, path: string, body?: unknown, token?: string) => {
     const headers = {
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+      // Every state change is JSON, as the CLI and the console send it (the local server refuses any other).
+      ...(body !== undefined || method !== 'GET' ? { 'content-type': 'application/json' } : {}),
       ...(token !== undefined ? { authorization: `Bearer ${token}` } : {}),
     };
     const res = await fetch(`${fixture.stack.url}${path}`, {

@@ -2,6 +2,7 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxFileResponseBytes } from '../../functions/api/app.js';
+import { pageBytes } from '../../functions/api/routes/messages.js';
 import { localEventRoutes } from '../../local/routes.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { memoryApi } from '../support/api.js';
@@ -152,6 +153,34 @@ describe('the run routes', () => {
     expect((await api.request('GET', '/runs/run-1/messages?agent=coder')).body.items).toEqual([]);
     expect((await api.request('GET', '/runs/run-1/messages?agent=robot')).status).toBe(400);
     expect((await api.request('GET', '/runs/run-1/messages?cursor=abc')).status).toBe(400);
+  });
+
+  it('ends a page of large messages before 5 MiB of JSON, at least one message a page, and the cursor goes on', async () => {
+    const api = memoryApi();
+    await api.request('POST', '/runs', { goal, mode: 'single' });
+    // 100 messages of ~300 KB (the most one page would hold by count): ~30 MB together.
+    const large = 'x'.repeat(300_000);
+    for (let seq = 0; seq < 100; seq++) {
+      await api.conversations.append('run/run-1/single', { seq, role: seq % 2 ? 'assistant' : 'user', content: [{ type: 'text', text: `${seq}${large}` }], meta: { runId: 'run-1', iteration: 0 } });
+    }
+    // One message larger than a page is still served, alone.
+    await api.conversations.append('run/run-1/single', { seq: 100, role: 'user', content: [{ type: 'text', text: 'y'.repeat(6_000_000) }], meta: { runId: 'run-1', iteration: 0 } });
+    const seen: number[] = [];
+    const sizes: number[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = await api.request('GET', `/runs/run-1/messages${cursor ? `?cursor=${cursor}` : ''}`);
+      expect(page.status).toBe(200);
+      const items = page.body.items as { seq: number }[];
+      expect(items.length).toBeGreaterThan(0);
+      seen.push(...items.map((m) => m.seq));
+      sizes.push(Buffer.byteLength(JSON.stringify(page.body)));
+      cursor = page.body.nextCursor as string | undefined;
+    } while (cursor);
+    expect(seen).toEqual([...Array(101).keys()]);
+    // Every page of several messages stays under the bound; the one oversized message comes alone.
+    expect(sizes.slice(0, -1).every((size) => size <= pageBytes + 1_000)).toBe(true);
+    expect(sizes).toHaveLength(Math.ceil((100 * 300_000) / pageBytes) + 1);
   });
 
   it('serves workspace files and refuses paths that leave the workspace', async () => {

@@ -69,6 +69,7 @@ describe('the error family', () => {
       { name: 'NotImplemented', code: 'NotImplemented', status: 501, transient: false },
       { name: 'OrchestratorUnavailable', code: 'OrchestratorUnavailable', status: 500, transient: true },
       { name: 'PathRejected', code: 'PathRejected', status: 400, transient: false },
+      { name: 'RunCancelled', code: 'RunCancelled', status: 409, transient: false },
       { name: 'RunIdTaken', code: 'RunNotFound', status: 404, transient: false },
       { name: 'RunNotFound', code: 'RunNotFound', status: 404, transient: false },
       { name: 'RunNotRunning', code: 'RunNotRunning', status: 409, transient: false },

@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { Conversation, StoredMessage } from '../../functions/core/conversation/types.js';
 import { NotFound, StepStateInvalid } from '../../functions/core/errors/errors.js';
 import { ModelResponseEmpty } from '../../functions/core/model/types.js';
+import { cancelRun } from '../../functions/core/intake/create.js';
+import { RunCancelled } from '../../functions/core/runs/types.js';
+import { OrchestratorUnavailable } from '../../functions/adapters/aws/intake.js';
 import { describeCall, resultLimits, runResult } from '../../functions/core/result/result.js';
 import { inferenceStep } from '../../functions/core/steps/inference.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
@@ -286,5 +289,26 @@ describe('inferenceStep, further', () => {
     });
     await inferenceStep(step0, core.deps);
     expect(core.runs.runs.get('run-1')?.iterations).toEqual({});
+  });
+});
+
+describe('inferenceStep of a cancelled run', () => {
+  it('calls the model no more when the cancel marked the run but stopping its execution failed', async () => {
+    const c = await memoryCore();
+    c.model.addTurn(use(['toolu_1', 'calculator', { operation: 'add', a: 2, b: 3 }]));
+    c.model.addTurn(say('5'));
+    const first = await inferenceStep({ runId: c.runId, agent: 'single', iteration: 0 }, c.deps);
+    await toolStep({ runId: c.runId, agent: 'single', seq: first.seq, toolUseId: 'toolu_1' }, c.deps);
+    const starter = {
+      start: () => Promise.resolve(),
+      stop: () => Promise.reject(new OrchestratorUnavailable('StopExecution failed: ThrottlingException')),
+      announceCancelled: () => Promise.resolve(),
+    };
+
+    await expect(cancelRun(c.runId, { runs: c.runs, starter })).rejects.toThrow('StopExecution failed');
+    // The execution goes on: its next step refuses before the model is asked.
+    await expect(inferenceStep({ runId: c.runId, agent: 'single', iteration: 1 }, c.deps)).rejects.toThrow(RunCancelled);
+    expect(c.model.requests).toHaveLength(1);
+    expect(await c.runs.get(c.runId)).toMatchObject({ status: 'cancelled', phase: 'cancelled' });
   });
 });

@@ -105,8 +105,8 @@ describe('the agent loop over the steps', () => {
     return [first, reads];
   }
 
-  it('reads the run record once on an agent\'s first step, and not again on a warm one', async () => {
-    expect(await runReadsOfTwoSteps()).toEqual([1, 1]);
+  it('reads the run record once a step: a warm function keeps its controls, not its status, so a cancelled run calls the model no more', async () => {
+    expect(await runReadsOfTwoSteps()).toEqual([1, 2]);
   });
 
   it('reads a run with a budget once a step: what it has spent after the call comes with its count', async () => {

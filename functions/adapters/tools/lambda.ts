@@ -51,7 +51,9 @@ export class LambdaToolSource implements ToolSource {
   /**
    * Invokes the function with the validated input as its event. The step's `runId` and `toolUseId`
    * ride in the client context (`context.clientContext.custom` in Node.js), so a function can
-   * recognize a tool step retried after it ran.
+   * recognize a tool step retried after it ran, with the run's `owner` (principal) and `tenant`, so
+   * it acts for that caller rather than for the deployment. The context, not the event: the model
+   * writes the event, so it could forge them there, and a function's event stays its input.
    */
   async call(tool: ExternalTool, input: unknown, context?: ExternalCallContext): Promise<ExternalOutcome> {
     const validate = this.validators.get(tool.name);
@@ -64,7 +66,7 @@ export class LambdaToolSource implements ToolSource {
         new InvokeCommand({
           FunctionName: tool.target,
           Payload: new TextEncoder().encode(JSON.stringify(input)),
-          ...(context ? { ClientContext: Buffer.from(JSON.stringify({ custom: { runId: context.runId, toolUseId: context.toolUseId } })).toString('base64') } : {}),
+          ...(context ? { ClientContext: Buffer.from(JSON.stringify({ custom: callKeys(context) })).toString('base64') } : {}),
         }),
         { abortSignal: AbortSignal.timeout(timeoutMs) },
       );
@@ -88,6 +90,11 @@ export class LambdaToolSource implements ToolSource {
     if (out.FunctionError) return { content: `${tool.name} failed: ${functionErrorMessage(answer, text)}`, isError: true };
     return outcomeOf(answer, text);
   }
+}
+
+/** What a function learns of the call besides its input: the step's keys and for whom it runs. */
+function callKeys({ runId, toolUseId, owner }: ExternalCallContext): Record<string, string> {
+  return { runId, toolUseId, ...(owner ? { owner: owner.principal } : {}), ...(owner?.tenant !== undefined ? { tenant: owner.tenant } : {}) };
 }
 
 function parseJson(text: string): unknown {

@@ -1,7 +1,9 @@
 /**
- * The tools of one remote MCP server (Streamable HTTP), through the official SDK's client. One
- * connection per server is kept while the function is warm; a session the server has forgotten
- * (HTTP 404) is opened again once, since such a request never reached a tool.
+ * The tools of one remote MCP server (Streamable HTTP), through the official SDK's client. A session
+ * belongs to one run (docs/tools.md, "MCP servers and Lambda tools"): a warm function keeps the
+ * sessions of the few runs it served last, closing the oldest, so no two runs (owners, tenants)
+ * ever share one; a listing opens a session of its own and closes it. A session the server has
+ * forgotten (HTTP 404) is opened again once, since such a request never reached a tool.
  *
  * Each operation has one deadline (invariant 3 in docs/ARCHITECTURE.md: timeouts nest): a call's connect, request and
  * reconnect-and-retry together stay within `callTimeoutMs`, a listing's connect and pages within
@@ -22,6 +24,8 @@ export interface McpToolsOptions {
   callTimeoutMs?: number;
   /** Pages of `tools/list` read at most. @default 20 */
   maxPages?: number;
+  /** Runs whose sessions a warm function keeps open; the least recently used is closed past it. @default 8 */
+  maxSessions?: number;
   /** Reports tools left out (names that cannot be made valid). */
   log?: (message: string, detail: Record<string, unknown>) => void;
 }
@@ -37,9 +41,9 @@ const clientInfo = { name: 'stepwise', version: '0.1.0' };
 export class McpToolSource implements ToolSource {
   readonly id: string;
   readonly agents: readonly AgentName[];
-  // Shared by every run the warm function serves (one session, not one per run): nothing
-  // run-specific lives in the session; each call carries its own run's ids in `_meta`.
-  private client: Promise<Client> | undefined;
+  // One session per run, least recently used first: a server that keeps state per session never
+  // mixes two runs' (or owners') state, and each call also names its run and owner in `_meta`.
+  private readonly sessions = new Map<string, Session>();
 
   constructor(
     private readonly server: McpServerConfig,
@@ -52,7 +56,8 @@ export class McpToolSource implements ToolSource {
   async list(): Promise<ExternalTool[]> {
     const deadline = new Deadline(this.options.listTimeoutMs ?? 10_000, 'listing the tools');
     const listed: Tool[] = [];
-    await this.withClient(deadline, async (client) => {
+    // A run lists once, at its first model call: a session for the listing alone, closed after it.
+    await this.withClient(undefined, deadline, async (client) => {
       listed.length = 0;
       let cursor: string | undefined;
       for (let page = 0; page < (this.options.maxPages ?? 20); page++) {
@@ -83,53 +88,89 @@ export class McpToolSource implements ToolSource {
   }
 
   /**
-   * Calls the tool with the step's keys in `_meta` (`stepwise/runId`, `stepwise/toolUseId`): a tool
-   * step retried after the tool ran sends the same keys, so a server that cares can answer it once.
+   * Calls the tool in its run's session, with the step's keys and the run's owner in `_meta`
+   * (`stepwise/runId`, `stepwise/toolUseId`, `stepwise/owner`, `stepwise/tenant`): a tool step
+   * retried after the tool ran sends the same keys, so a server that cares can answer it once, and
+   * a server acts for the run's owner, never for whoever else the function served before.
    */
   async call(tool: ExternalTool, input: unknown, context: ExternalCallContext): Promise<ExternalOutcome> {
     const deadline = new Deadline(this.options.callTimeoutMs ?? 60_000, 'the call');
     const args = input !== null && typeof input === 'object' && !Array.isArray(input) ? (input as Record<string, unknown>) : {};
-    const _meta = { 'stepwise/runId': context.runId, 'stepwise/toolUseId': context.toolUseId };
-    const result = await this.withClient(deadline, (client) =>
+    const _meta = {
+      'stepwise/runId': context.runId,
+      'stepwise/toolUseId': context.toolUseId,
+      ...(context.owner ? { 'stepwise/owner': context.owner.principal } : {}),
+      ...(context.owner?.tenant !== undefined ? { 'stepwise/tenant': context.owner.tenant } : {}),
+    };
+    const result = await this.withClient(context.runId, deadline, (client) =>
       client.callTool({ name: tool.target, arguments: args, _meta }, undefined, deadline.options()),
     );
     return { content: resultText(result as CallToolResult), isError: result.isError === true };
   }
 
-  /** Closes the connection (tests, local shutdown). */
+  /** Closes every session (tests, local shutdown). */
   async close(): Promise<void> {
-    const client = this.client;
-    this.client = undefined;
-    await client?.then((c) => c.close()).catch(() => undefined);
+    const open = [...this.sessions.values()];
+    this.sessions.clear();
+    await Promise.all(open.map((session) => closeSession(session.client)));
   }
 
-  private async withClient<T>(deadline: Deadline, work: (client: Client) => Promise<T>): Promise<T> {
-    let pending: Promise<Client> | undefined;
+  /** `work` in the run's session (`runId`), or in one opened for it alone and closed after (`undefined`). */
+  private async withClient<T>(runId: string | undefined, deadline: Deadline, work: (client: Client) => Promise<T>): Promise<T> {
+    let session: Session | undefined;
     try {
       for (let attempt = 0; ; attempt++) {
-        pending = this.connect(deadline);
-        const client = await deadline.race(pending);
+        session = runId === undefined ? this.open(deadline) : this.sessionOf(runId, deadline);
+        session.busy++;
         try {
+          const client = await deadline.race(session.client);
           // Raced as well: a request's own signal stops waiting, but not every SDK step takes one.
           return await deadline.race(work(client));
         } catch (error) {
           // A JSON-RPC error from the server leaves the connection usable; a transport fault or a
           // request given up on may not (its HTTP request is still open until the transport closes).
-          if (error instanceof StreamableHTTPError || !isServerAnswer(error)) await this.drop(pending);
+          if (error instanceof StreamableHTTPError || !isServerAnswer(error)) await this.drop(runId, session);
           const sessionGone = error instanceof StreamableHTTPError && error.code === 404;
           if (!sessionGone || attempt > 0) throw error;
+        } finally {
+          session.busy--;
+          if (runId === undefined || (session.evicted && session.busy === 0)) await closeSession(session.client);
         }
       }
     } catch (error) {
       if (!deadline.passed(error)) throw error;
       // Closed before answering, so nothing of this operation outlives it and the next one connects afresh.
-      if (pending) await this.drop(pending);
+      if (session) await this.drop(runId, session);
       throw deadline.exceeded();
     }
   }
 
-  private connect(deadline: Deadline): Promise<Client> {
-    this.client ??= (async () => {
+  /** The run's open session (now the most recently used), or a new one; the least recently used past `maxSessions` is closed. */
+  private sessionOf(runId: string, deadline: Deadline): Session {
+    const known = this.sessions.get(runId);
+    if (known) {
+      this.sessions.delete(runId);
+      this.sessions.set(runId, known);
+      return known;
+    }
+    const session = this.open(deadline);
+    this.sessions.set(runId, session);
+    // A failed connection is not kept: the next call tries again.
+    session.client.catch(() => {
+      if (this.sessions.get(runId) === session) this.sessions.delete(runId);
+    });
+    for (const [oldest, evicted] of this.sessions) {
+      if (this.sessions.size <= (this.options.maxSessions ?? 8)) break;
+      this.sessions.delete(oldest);
+      // A session still in use is closed when its last operation ends.
+      evicted.evicted = true;
+      if (evicted.busy === 0) void closeSession(evicted.client);
+    }
+    return session;
+  }
+
+  private open(deadline: Deadline): Session {
+    const client = (async () => {
       const client = new Client(clientInfo);
       const transport = new StreamableHTTPClientTransport(new URL(this.server.url));
       try {
@@ -141,19 +182,26 @@ export class McpToolSource implements ToolSource {
       }
       return client;
     })();
-    const pending = this.client;
-    // A failed connection is not kept: the next call tries again.
-    pending.catch(() => {
-      if (this.client === pending) this.client = undefined;
-    });
-    return pending;
+    client.catch(() => undefined);
+    return { client, busy: 0, evicted: false };
   }
 
-  /** Closes this connection, and forgets it unless another one has replaced it already. */
-  private async drop(pending: Promise<Client>): Promise<void> {
-    if (this.client === pending) this.client = undefined;
-    await pending.then((c) => c.close()).catch(() => undefined);
+  /** Closes this session, and forgets it unless another one has replaced it already. */
+  private async drop(runId: string | undefined, session: Session): Promise<void> {
+    if (runId !== undefined && this.sessions.get(runId) === session) this.sessions.delete(runId);
+    await closeSession(session.client);
   }
+}
+
+/** One MCP session: its client once connected, the operations using it, and whether it was evicted. */
+interface Session {
+  readonly client: Promise<Client>;
+  busy: number;
+  evicted: boolean;
+}
+
+async function closeSession(client: Promise<Client>): Promise<void> {
+  await client.then((c) => c.close()).catch(() => undefined);
 }
 
 /** The time budget of one operation: a signal for the SDK, and the time left for its own timer. */

@@ -10,6 +10,12 @@ import { MessagesPage, MessagesQuery } from '../schemas.js';
 import type { ApiDeps } from '../types.js';
 
 const pageSize = 100;
+/**
+ * The most bytes of JSON a page's messages take: well under Lambda's 6 MB response limit (the
+ * envelope, headers and API Gateway's own overhead come on top). A page holds at least one message
+ * whatever its size (a body over 100 KB is kept in S3, and one message rarely nears this).
+ */
+export const pageBytes = 5 * 1024 * 1024;
 
 /** The transcript route. */
 export function messageRoutes(deps: ApiDeps) {
@@ -29,6 +35,7 @@ export function messageRoutes(deps: ApiDeps) {
 /**
  * The run's own messages (a session's conversation holds earlier runs' too), of one agent or of
  * all the run's agents in turn, after the cursor: the index of the last message of the page before.
+ * A page ends at 100 messages or `pageBytes` of JSON, whichever comes first; the cursor goes on.
  */
 async function messagesPage(run: Run, query: MessagesQuery, conversations: ConversationStore): Promise<MessagesPage> {
   const places = placesOf(run);
@@ -46,7 +53,14 @@ async function messagesPage(run: Run, query: MessagesQuery, conversations: Conve
       if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
     }
   }
-  const page = items.filter((_, i) => i > after).slice(0, pageSize);
+  const page = [];
+  let bytes = 0;
+  for (const item of items.slice(after + 1, after + 1 + pageSize)) {
+    const size = Buffer.byteLength(JSON.stringify(item));
+    if (page.length > 0 && bytes + size > pageBytes) break;
+    page.push(item);
+    bytes += size;
+  }
   const last = after + page.length;
   return { items: page, ...(last < items.length - 1 ? { nextCursor: String(last) } : {}) };
 }

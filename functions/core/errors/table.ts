@@ -61,6 +61,8 @@ export const errorTable = {
   // How a run ends other than by succeeding (its `error.code`): the model, the loop, its state.
   MaxIterationsExceeded: { status: 500 },
   ModelRefused: { status: 500 },
+  /** A step of a run that was cancelled meanwhile (its execution's stop failed or is on its way): no model call. */
+  RunCancelled: { status: 409 },
   ContextWindowExceeded: { status: 500 },
   ModelRequestInvalid: { status: 500 },
   ModelAccessDenied: { status: 403 },

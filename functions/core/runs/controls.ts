@@ -4,23 +4,32 @@
  */
 import type { Run, RunControls, RunStore } from './types.js';
 
-/** The agents runs follow, by run id: fixed when a run starts, so read once per warm function (at most 200 runs). */
-const knownAgents = new WeakMap<Pick<RunStore, 'get'>, Map<string, Run['agents'] | null>>();
+/** What never changes once a run starts, by run id: the agents it follows and its owner; read once per warm function (at most 200 runs). */
+const fixedParts = new WeakMap<Pick<RunStore, 'get'>, Map<string, Pick<Run, 'agents' | 'owner'>>>();
 
-function remember(store: Pick<RunStore, 'get'>, runId: string, agents: Run['agents']): void {
-  let known = knownAgents.get(store);
-  if (!known) knownAgents.set(store, (known = new Map()));
+function remember(store: Pick<RunStore, 'get'>, runId: string, run: Pick<Run, 'agents' | 'owner'>): Pick<Run, 'agents' | 'owner'> {
+  let known = fixedParts.get(store);
+  if (!known) fixedParts.set(store, (known = new Map()));
   if (known.size >= 200) known.delete(known.keys().next().value ?? '');
-  known.set(runId, agents ?? null);
+  const fixed = { ...(run.agents ? { agents: run.agents } : {}), ...(run.owner ? { owner: run.owner } : {}) };
+  known.set(runId, fixed);
+  return fixed;
+}
+
+async function fixedOf(runId: string, runs: Pick<RunStore, 'get'>): Promise<Pick<Run, 'agents' | 'owner'>> {
+  const known = fixedParts.get(runs)?.get(runId);
+  if (known) return known;
+  return remember(runs, runId, (await runs.get(runId)) ?? {});
 }
 
 /** The definitions a run's agents follow, by place; undefined for a run made before agents were data. */
 export async function runAgents(runId: string, runs: Pick<RunStore, 'get'>): Promise<Run['agents']> {
-  const known = knownAgents.get(runs)?.get(runId);
-  if (known !== undefined) return known ?? undefined;
-  const agents = (await runs.get(runId))?.agents;
-  remember(runs, runId, agents);
-  return agents;
+  return (await fixedOf(runId, runs)).agents;
+}
+
+/** Who started the run (external tools act for this owner); undefined for a run made before runs had owners. */
+export async function runOwner(runId: string, runs: Pick<RunStore, 'get'>): Promise<Run['owner']> {
+  return (await fixedOf(runId, runs)).owner;
 }
 
 /** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
@@ -39,7 +48,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
   const run = await deps.runs.get(runId);
   if (!run) return {};
   const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd } = run;
-  remember(deps.runs, runId, agents);
+  remember(deps.runs, runId, run);
   const controls = {
     runId,
     ...(owner ? { owner } : {}),

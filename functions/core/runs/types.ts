@@ -233,3 +233,9 @@ export interface RunPage {
 
 /** A listing's cursor that no earlier page of it returned (400). */
 export class InvalidCursor extends named('InvalidCursor') {}
+
+/**
+ * The run was cancelled: its inference step calls the model no more, even where stopping its
+ * execution failed; the loop ends and the run stays `cancelled`.
+ */
+export class RunCancelled extends named('RunCancelled') {}

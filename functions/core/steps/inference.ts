@@ -13,6 +13,7 @@ import { modelMessages } from '../compaction/context.js';
 import { StepStateInvalid } from '../errors/errors.js';
 import { ModelResponseEmpty, type ModelResponse } from '../model/types.js';
 import { runControls } from '../runs/controls.js';
+import { RunCancelled } from '../runs/types.js';
 import { inferenceFeatures } from './features.js';
 import type { CallOptions, InferenceDeps, InferenceStep, ModelCall, StepRequest } from './hooks.js';
 import { bringUpToDate } from './load.js';
@@ -42,7 +43,11 @@ export async function loopInferenceStep(input: InferenceInput, deps: InferenceDe
 export async function inferenceStep(input: InferenceInput, deps: InferenceDeps): Promise<InferenceResult> {
   const features = deps.features ?? inferenceFeatures;
   // Load: the run's controls (budget, output schema), then the conversation brought up to date.
-  const { controls: run, record } = await runControls(input.runId, deps);
+  const { controls: run, record: fresh } = await runControls(input.runId, deps);
+  // Its status, read on every step (controls may be cached): a cancelled run calls the model no
+  // more, even when stopping its execution failed (cancel marks the run first, then stops it).
+  const record = fresh ?? (await deps.runs.get(input.runId));
+  if (record?.status === 'cancelled') throw new RunCancelled(`Run ${input.runId} was cancelled; its ${input.agent} agent calls the model no more.`);
   const step: InferenceStep = {
     input,
     deps,

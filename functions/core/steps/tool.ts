@@ -6,7 +6,7 @@
  */
 import { agentProfile, profileFor } from '../agents/profiles.js';
 import type { AgentProfile } from '../agents/types.js';
-import { runAgents } from '../runs/controls.js';
+import { runAgents, runOwner } from '../runs/controls.js';
 import { loadCall } from '../conversation/conversation.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../model/messages.js';
 import { defaultToolLimits } from '../tools/registry.js';
@@ -47,7 +47,9 @@ async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promis
   const external = catalog?.tools.filter((tool) => profile.hasExternal(tool)) ?? [];
   const target = external.find((tool) => tool.name === call.name);
   if (target && deps.externalTools) {
-    const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id });
+    // The tool acts for the run's owner and tenant, and learns who that is (docs/tools.md, "MCP servers and Lambda tools").
+    const owner = deps.runs ? await runOwner(input.runId, deps.runs) : undefined;
+    const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id, ...(owner ? { owner } : {}) });
     return { result: toolResult(call.id, outcome.content, outcome.isError), ran: outcome.ran !== false };
   }
   const context = {

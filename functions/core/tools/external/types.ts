@@ -4,6 +4,7 @@
  */
 import * as z from 'zod';
 import { AgentName } from '../../agents/types.js';
+import type { Owner } from '../../callers/types.js';
 import { named } from '../../errors/errors.js';
 
 /** Anthropic's rule for tool names. */
@@ -98,11 +99,14 @@ export interface ExternalOutcome {
 
 /**
  * Which call this is: the step's own keys (invariant 3, docs/ARCHITECTURE.md), so a source can hand them to a tool that
- * deduplicates a call retried after it ran but before its result was stored.
+ * deduplicates a call retried after it ran but before its result was stored; and for whom: the
+ * run's owner, so a tool acts for that caller and tenant, not for the deployment (no confused deputy).
  */
 export interface ExternalCallContext {
   runId: string;
   toolUseId: string;
+  /** The run's owner; absent only on runs made before runs had owners. */
+  owner?: Owner;
 }
 
 /** A place tools come from: one MCP server, or the configured Lambda functions. */
