@@ -27,7 +27,7 @@ import { BudgetExceeded } from '../../functions/core/budgets/types.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { RecordingStarter } from '../support/api.js';
 import { MemoryAgentDefinitionStore, newRun } from '../support/memory.js';
-import { memoryCore, say, use } from '../support/agents.js';
+import { marked, memoryCore, say, use } from '../support/agents.js';
 import { RunEventReader } from '../../functions/core/stream/reader.js';
 import { World, messageKey, readAll, resultKey } from '../support/stream-world.js';
 
@@ -403,7 +403,7 @@ describe('the tool step of a call of an agent', () => {
     await w.step(w.childId, 'helper', answers('5'));
 
     expect(await toolStep(w.input, w.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
-    expect((await w.resultOf(w.input))?.content).toBe('5');
+    expect((await w.resultOf(w.input))?.content).toEqual(marked('agent_helper', '5'));
     expect(w.record(w.childId)).toMatchObject({ status: 'succeeded', phase: 'complete', result: { response: '5' } });
     const parent = w.record('parent');
     expect(parent?.usage).toEqual(tokens(1_000 + 2_000, 100 + 50));
@@ -421,7 +421,7 @@ describe('the tool step of a call of an agent', () => {
 
     expect(w.model.requests[1]?.tools.map((t) => t.name)).toEqual(['calculator', 'read_file', finalAnswerTool]);
     expect(await toolStep(input, w.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
-    expect((await w.resultOf(input))?.content).toBe('{"verdict":"right"}');
+    expect((await w.resultOf(input))?.content).toEqual(marked('agent_checker', '{"verdict":"right"}'));
   });
 
   it.each<[string, (w: Awaited<ReturnType<typeof leadCalls>>) => Promise<unknown>, (childId: string) => string, Partial<Run>]>([

@@ -6,6 +6,7 @@
  * marks mean, once, in its system prompt.
  */
 import type { InferenceFeature, ToolFeature } from '../steps/hooks.js';
+import { reviewerNotes } from '../approvals/gate.js';
 import { markUntrusted, untrustedDataRules } from './mark.js';
 
 /** Says what the marks mean, in the system prompt of an agent offered external tools or agents (the same bytes every step of a run). */
@@ -19,7 +20,8 @@ export const untrustedRulesFeature: InferenceFeature = {
 };
 
 /**
- * Marks the output of an external tool or an agent that ran, after its size was capped (so the
+ * Marks the output of an external tool (its errors too: the server wrote them) or the answer of an
+ * agent that ran, after its size was capped (so the
  * closing tag is never cut off); an `untrusted` tool's marks the run first, so a retried step
  * that finds the result stored never misses it.
  */
@@ -28,7 +30,15 @@ export const untrustedToolFeature: ToolFeature = {
   async afterTool(outcome) {
     const { from, ran, input, deps } = outcome;
     if (!ran || !from || from.kind === 'builtin') return;
+    // A call of an agent that failed is answered with Stepwise's own words (not started, cancelled, too deep).
+    if (from.kind === 'agent' && outcome.result.is_error) return;
     if (from.capabilities.includes('untrusted')) await deps.runs?.markUntrusted?.(input.runId);
-    outcome.result = { ...outcome.result, content: markUntrusted(outcome.result.content, outcome.call.name) };
+    // A reviewer's notes around an approved call's output are the reviewer's words: they stay outside.
+    const { content } = outcome.result;
+    const notes = outcome.approval ? reviewerNotes(outcome.approval) : { before: '', after: '' };
+    const before = content.startsWith(notes.before) ? notes.before : '';
+    const after = notes.after && content.endsWith(notes.after) && content.length - notes.after.length >= before.length ? notes.after : '';
+    const output = content.slice(before.length, content.length - after.length);
+    outcome.result = { ...outcome.result, content: `${before}${markUntrusted(output, outcome.call.name)}${after}` };
   },
 };
