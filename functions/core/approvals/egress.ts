@@ -7,12 +7,11 @@
  * and the reviewer see why, and no rule of the run approves it (`underGate`).
  */
 import type { Conversation } from '../conversation/types.js';
-import type { RuleAction } from './types.js';
 import { ToolResultBlock, toolUses } from '../model/messages.js';
 import { type Capability, type ExternalTool, unclassifiedCapabilities } from '../tools/external/types.js';
 import { type ToolKinds, capabilitiesOf } from '../untrusted/capabilities.js';
 import { untrustedTag } from '../untrusted/mark.js';
-import type { Approval } from './types.js';
+import type { Approval, RuleAction } from './types.js';
 
 /** What a rule decides of a call under a deployment's gate: it may deny it, never approve it. */
 export function underGate(approval: Pick<Approval, 'gate'>, rule: { action: RuleAction; index?: number }): { action: RuleAction; index?: number } {
