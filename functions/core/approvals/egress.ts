@@ -14,7 +14,7 @@ import { untrustedTag } from '../untrusted/mark.js';
 import type { Approval, RuleAction } from './types.js';
 
 /** What a rule decides of a call under a deployment's gate: it may deny it, never approve it. */
-export function underGate(approval: Pick<Approval, 'gate'>, rule: { action: RuleAction; index?: number }): { action: RuleAction; index?: number } {
+export function underGate<Rule extends { action: RuleAction }>(approval: Pick<Approval, 'gate'>, rule: Rule): Rule | { action: 'ask' } {
   return approval.gate && rule.action === 'approve' ? { action: 'ask' } : rule;
 }
 
