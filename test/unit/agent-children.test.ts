@@ -226,6 +226,15 @@ describe('startChild', () => {
     expect(record(childId)?.goal).toBe('Add 2 and 3.');
   });
 
+  it('passes on that the parent has taken in untrusted content: the child\'s goal is the parent\'s model output', async () => {
+    const w = await world();
+    await w.start('parent', 'toolu_1', 'agent_helper', { goal: 'Add.' });
+    expect(w.record(childRunIdOf('parent', 'toolu_1'))?.untrustedContent).toBeUndefined();
+    Object.assign(w.record('parent') as Run, { untrustedContent: true });
+    await w.start('parent', 'toolu_2', 'agent_helper', { goal: 'Add.' });
+    expect(w.record(childRunIdOf('parent', 'toolu_2'))?.untrustedContent).toBe(true);
+  });
+
   it.each<[string, Run['usage'], number, Run['budget']]>([
     ['the callee\'s own dollars when the parent has more left', tokens(1_000, 0), 0.5, { maxUsd: 1, maxTokens: 99_000 }],
     ['the parent\'s dollars when it has less left than the callee\'s own', tokens(10_000, 0), 1.25, { maxUsd: 0.75, maxTokens: 90_000 }],
@@ -406,6 +415,8 @@ describe('the tool step of a call of an agent', () => {
     expect((await w.resultOf(w.input))?.content).toEqual(marked('agent_helper', '5'));
     expect(w.record(w.childId)).toMatchObject({ status: 'succeeded', phase: 'complete', result: { response: '5' } });
     const parent = w.record('parent');
+    // A child's answer is untrusted content: the parent has taken it in.
+    expect(parent?.untrustedContent).toBe(true);
     expect(parent?.usage).toEqual(tokens(1_000 + 2_000, 100 + 50));
     expect(parent?.estimatedCostUsd).toBeCloseTo(sonnet(1_000, 100) + sonnet(2_000, 50), 12);
     // The parent's own agent spent only its own call.
