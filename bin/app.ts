@@ -50,6 +50,8 @@ new StepwiseStack(app, 'Stepwise', {
   // Tools whose calls wait for a reviewer in every run, and how long a call waits (seconds).
   approvalTools: (app.node.tryGetContext('stepwise:approvalTools') as string[] | undefined) ?? [],
   approvalTimeout: Duration.seconds(Number(context('approvalTimeout') ?? 86_400)),
+  // An egress call of a run that has read untrusted content waits for a reviewer unless this is false.
+  reviewEgressAfterUntrusted: String(context('reviewEgressAfterUntrusted') ?? true) !== 'false',
   // The longest a run may take (seconds); by default a day plus the approval timeout.
   ...(context('runTimeout') ? { runTimeout: Duration.seconds(Number(context('runTimeout'))) } : {}),
   // Remote MCP servers: [{ "name": "docs", "url": "https://…/mcp", "agents"?: ["single", "coder"] }].

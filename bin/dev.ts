@@ -18,7 +18,9 @@
  *
  * STEPWISE_MCP_SERVERS and STEPWISE_LAMBDA_TOOLS configure external tools as deployed; the
  * functions of Lambda tools run from STEPWISE_LOCAL_FUNCTIONS, JSON `{ "<function name>": "<module>" }`,
- * each module's `handler` served by the local Lambda Invoke API.
+ * each module's `handler` served by the local Lambda Invoke API. Their `capabilities` (and an MCP
+ * server's `toolCapabilities`) are part of that JSON; STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED=false
+ * stands in for cdk.json's `stepwise:reviewEgressAfterUntrusted: false`.
  *
  * STEPWISE_AGENTS and STEPWISE_WORKFLOWS (JSON arrays, inline or `@<path>` to a file) stand in for
  * cdk.json's `stepwise:agents` and `stepwise:workflows`, checked as `cdk synth` checks them: a bad

@@ -6,6 +6,7 @@ import { toolNames } from '../functions/core/tools/builtin/builtin.js';
 import type { AgentName } from '../functions/core/agents/types.js';
 import { compileToolSchema } from '../functions/adapters/tools/lambda.js';
 import { externalToolsConfig } from '../functions/core/tools/external/external-tools.js';
+import type { Capability } from '../functions/core/tools/external/types.js';
 
 /** A remote MCP server (Streamable HTTP) whose tools the agents may call as `<name>__<tool>`. */
 export interface McpServerConfig {
@@ -18,6 +19,17 @@ export interface McpServerConfig {
    * @default ['single', 'coder']
    */
   readonly agents?: readonly AgentName[];
+  /**
+   * What its tools can do: `untrusted` (bring outside content in), `private` (read your data),
+   * `egress` (send data out); `[]` for none.
+   * @default ['untrusted', 'egress'] (unclassified: anything)
+   */
+  readonly capabilities?: readonly Capability[];
+  /**
+   * Per tool, by the name the model calls it (`<name>__<tool>`): overrides `capabilities`.
+   * @default {}
+   */
+  readonly toolCapabilities?: Readonly<Record<string, readonly Capability[]>>;
 }
 
 /** A Lambda function of yours (any language) offered to the agents as a tool. */
@@ -35,6 +47,11 @@ export interface LambdaToolConfig {
    * @default ['single', 'coder']
    */
   readonly agents?: readonly AgentName[];
+  /**
+   * What the tool can do: `untrusted`, `private`, `egress`; `[]` for none.
+   * @default ['untrusted', 'egress'] (unclassified: anything)
+   */
+  readonly capabilities?: readonly Capability[];
 }
 
 export interface ExternalToolsProps {
@@ -62,13 +79,20 @@ export class ExternalTools extends Construct {
 
   constructor(scope: Construct, id: string, props: ExternalToolsProps) {
     super(scope, id);
-    const mcpServers = (props.mcpServers ?? []).map(({ name, url, agents }) => ({ name, url, ...(agents ? { agents: [...agents] } : {}) }));
+    const mcpServers = (props.mcpServers ?? []).map(({ name, url, agents, capabilities, toolCapabilities }) => ({
+      name,
+      url,
+      ...(agents ? { agents: [...agents] } : {}),
+      ...(capabilities ? { capabilities: [...capabilities] } : {}),
+      ...(toolCapabilities ? { toolCapabilities: Object.fromEntries(Object.entries(toolCapabilities).map(([tool, list]) => [tool, [...list]])) } : {}),
+    }));
     const lambdaTools = (props.tools ?? []).map((tool) => ({
       name: tool.name,
       description: tool.description,
       inputSchema: tool.inputSchema,
       functionName: tool.function.functionArn,
       ...(tool.agents ? { agents: [...tool.agents] } : {}),
+      ...(tool.capabilities ? { capabilities: [...tool.capabilities] } : {}),
     }));
     // The same rules the functions apply when they load, checked at synth instead of at run time.
     const placeholder = 'arn:aws:lambda:xx-xxxx-1:123456789012:function:' + 'x'.repeat(64);

@@ -91,6 +91,13 @@ export interface StepwiseAgentsProps extends StorageProps, EventBusSettings {
    */
   readonly approvalTools?: string[];
   /**
+   * Whether a run that has taken in untrusted content (a result of an `untrusted` tool, or of a
+   * child run) waits for a reviewer before each `egress` call, whatever its own rules say
+   * (docs/tools.md, "Capabilities").
+   * @default true
+   */
+  readonly reviewEgressAfterUntrusted?: boolean;
+  /**
    * How long a tool call waits for a reviewer before it is denied with reason `timeout`.
    * @default Duration.hours(24)
    */
@@ -284,6 +291,7 @@ export class StepwiseAgents extends Construct {
         ...(this.anthropicKey ? { ANTHROPIC_API_KEY_SECRET_ARN: this.anthropicKey.secretArn } : {}),
         // A run's own budget is on its record; the daily limit the function is told.
         ...(budgetEnv.STEPWISE_DAILY_MAX_USD ? { STEPWISE_DAILY_MAX_USD: budgetEnv.STEPWISE_DAILY_MAX_USD } : {}),
+        ...(props.reviewEgressAfterUntrusted === false ? { STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED: 'false' } : {}),
       },
     });
     this.anthropicKey?.grantRead(this.inference.function);
@@ -298,6 +306,8 @@ export class StepwiseAgents extends Construct {
     this.storage.grantLiveText(this.inference.function, 'write');
     // The version of its agent's definition a run recorded (the built-ins' own versions need no read).
     this.storage.grantAgentDefinitions(this.inference.function, 'read');
+    // The gate on egress after untrusted content opens a call's approval request at the step that gates it.
+    this.storage.grantApprovals(this.inference.function, 'request');
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).

@@ -148,6 +148,8 @@ export const Env = z.object({
   STEPWISE_ADMIN_ARNS: commaList,
   /** `true`: the owner of a run may not decide its own calls. */
   STEPWISE_SEPARATE_REVIEWER: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+  /** `false` lets a run that has taken in untrusted content call `egress` tools without a reviewer (docs/tools.md, "Capabilities"). */
+  STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
   /** The most runs one principal may have running at once (API and intake functions); no limit when unset. */
   STEPWISE_MAX_RUNNING_RUNS: z.coerce.number().int().positive().optional(),
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`), comma-separated. */
@@ -314,6 +316,8 @@ export interface Wiring {
   catalogs: ToolCatalogStore;
   /** The versions of the agent definitions runs follow. */
   agentStore: AgentDefinitionStore;
+  /** Whether an `egress` call of a run that has taken in untrusted content waits for a reviewer. */
+  reviewEgressAfterUntrusted: boolean;
 }
 
 /**
@@ -347,6 +351,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     ...(externalTools ? { externalTools } : {}),
     catalogs,
     agentStore: new DynamoAgentDefinitionStore(doc, env.STEPWISE_TABLE),
+    reviewEgressAfterUntrusted: env.STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED,
     env,
     conversations,
     forks: {

@@ -16,7 +16,8 @@ beforeAll(() => {
     (app) => {
       const elsewhere = new Stack(app, 'Elsewhere');
       return new StepwiseStack(app, 'Stepwise', {
-        mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp' }],
+        mcpServers: [{ name: 'docs', url: 'https://mcp.example.com/mcp', capabilities: ['untrusted'], toolCapabilities: { docs__post: ['egress'] } }],
+        reviewEgressAfterUntrusted: false,
         tools: [
           {
             name: 'word_count',
@@ -30,6 +31,7 @@ beforeAll(() => {
             inputSchema: { type: 'object' },
             function: lambda.Function.fromFunctionArn(elsewhere, 'Shout', shoutArn),
             agents: ['coder'],
+            capabilities: [],
           },
         ],
         approvalTools: ['word_count', 'docs__search'],
@@ -57,12 +59,19 @@ describe('StepwiseStack with external tools', () => {
       .filter((v) => v.STEPWISE_LAMBDA_TOOLS !== undefined);
     expect(withTools.map((v) => v.STEPWISE_HANDLER).sort()).toEqual(['inference', 'tool']);
     for (const variables of withTools) {
-      expect(JSON.parse(String(variables.STEPWISE_MCP_SERVERS))).toEqual([{ name: 'docs', url: 'https://mcp.example.com/mcp' }]);
+      expect(JSON.parse(String(variables.STEPWISE_MCP_SERVERS))).toEqual([
+        { name: 'docs', url: 'https://mcp.example.com/mcp', capabilities: ['untrusted'], toolCapabilities: { docs__post: ['egress'] } },
+      ]);
       expect(JSON.parse(String(variables.STEPWISE_LAMBDA_TOOLS))).toEqual([
         { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object', properties: { text: { type: 'string' } }, required: ['text'] }, functionName: wordCountArn },
-        { name: 'shout', description: 'Upper-cases.', inputSchema: { type: 'object' }, functionName: shoutArn, agents: ['coder'] },
+        { name: 'shout', description: 'Upper-cases.', inputSchema: { type: 'object' }, functionName: shoutArn, agents: ['coder'], capabilities: [] },
       ]);
     }
+  });
+
+  it('tells the inference function when the deployment turned off the review of egress after untrusted content, which it alone applies', () => {
+    const turnedOff = functionsOf(tools).filter((f) => f.Properties.Environment.Variables.STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED !== undefined);
+    expect(turnedOff.map((f) => [f.Properties.Environment.Variables.STEPWISE_HANDLER, f.Properties.Environment.Variables.STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED])).toEqual([['inference', 'false']]);
   });
 
   it('still passes cdk-nag AwsSolutionsChecks', () => {

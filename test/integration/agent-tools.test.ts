@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { childRunIdOf } from '../../functions/core/children/children.js';
 import type { AgentDefinition } from '../../functions/core/definitions/types.js';
 import type { Run } from '../../functions/core/runs/types.js';
-import { say, use } from '../support/agents.js';
+import { marked, say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 import { wire } from '../../functions/wiring/wire.js';
 
@@ -42,8 +42,8 @@ describe('agents as tools', () => {
     expect(run).toMatchObject({ status: 'succeeded', result: { response: 'The helper says 5.' }, children: { toolu_call: { runId: childId, agent: 'helper' } } });
     const requests = local.book.requests.get('parent') ?? [];
     expect(requests[0]?.tools).toEqual([expect.objectContaining({ name: 'agent_helper', description: expect.stringContaining('Does arithmetic for other agents.') })]);
-    // The call's result is the child's answer.
-    expect(JSON.stringify(requests[1]?.messages.at(-1))).toContain('"content":"5"');
+    // The call's result is the child's answer, marked as untrusted data (it may carry what the child read).
+    expect(requests[1]?.messages.at(-1)?.content).toEqual([expect.objectContaining({ type: 'tool_result', tool_use_id: 'toolu_call', content: marked('agent_helper', '5') })]);
 
     const childRun = await get(childId);
     expect(childRun).toMatchObject({ status: 'succeeded', parentRunId: run.runId, depth: 1, agent: { name: 'helper' }, result: { response: '5' }, iterations: { helper: 2 } });

@@ -6,7 +6,7 @@ import type { ExternalTool, LambdaToolConfig } from '../../functions/core/tools/
 import { type LocalLambdaApi, startLambdaApi } from '../../local/stand-ins/lambda-api.js';
 import type { WireRequest } from '../../local/stand-ins/messages-api.js';
 import type { RunView } from '../../functions/api/schemas.js';
-import { say, use } from '../support/agents.js';
+import { marked, say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
 const wordCount: LambdaToolConfig = {
@@ -67,15 +67,15 @@ describe('Lambda tools in a run', () => {
     expect((first?.tools as { name: string }[]).map((t) => t.name).slice(-4)).toEqual(['word_count', 'shout', 'crash', 'refuse']);
     expect((first?.tools as unknown[]).at(-4)).toEqual({ name: 'word_count', description: wordCount.description, input_schema: wordCount.inputSchema });
     expect(resultsOf(second)).toEqual([
-      { tool_use_id: 'toolu_1', content: '{"words":3}', is_error: undefined },
+      { tool_use_id: 'toolu_1', content: marked('word_count', '{"words":3}'), is_error: undefined },
       {
         tool_use_id: 'toolu_2',
         content: "Invalid input for word_count: (input): must have required property 'text'; (input): must NOT have additional properties (words)",
         is_error: true,
       },
-      { tool_use_id: 'toolu_3', content: 'HI', is_error: undefined },
-      { tool_use_id: 'toolu_4', content: 'crash failed: TypeError: cannot read properties of undefined', is_error: true },
-      { tool_use_id: 'toolu_5', content: 'quota used up for today', is_error: true },
+      { tool_use_id: 'toolu_3', content: marked('shout', 'HI'), is_error: undefined },
+      { tool_use_id: 'toolu_4', content: marked('crash', 'crash failed: TypeError: cannot read properties of undefined'), is_error: true },
+      { tool_use_id: 'toolu_5', content: marked('refuse', 'quota used up for today'), is_error: true },
     ]);
     // Only the valid call reached word-count, with exactly its input, told for whom it runs.
     expect(local.stack.lambdas.invocations.get('word-count')).toEqual([{ text: 'one two three' }]);
@@ -103,7 +103,7 @@ describe('a ruled Lambda tool', () => {
     expect(invoked).not.toContainEqual({ text: 'secret launch plan' });
     const [denied, counted] = resultsOf(local.book.requests.get('ruled')?.[1]);
     expect(denied).toMatchObject({ tool_use_id: 'toolu_s', is_error: true, content: expect.stringMatching(/^A reviewer denied this tool call\.\nThe call was not run\./) });
-    expect(counted).toEqual({ tool_use_id: 'toolu_f', content: '{"words":2}', is_error: undefined });
+    expect(counted).toEqual({ tool_use_id: 'toolu_f', content: marked('word_count', '{"words":2}'), is_error: undefined });
   });
 });
 

@@ -1,4 +1,5 @@
 /** Builders shared by the agent tests: scripted turns and a core wired to in-memory fakes. */
+import { expect } from 'vitest';
 import { ScriptedModel, type ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import type { ContentBlock } from '../../functions/core/model/messages.js';
 import type { InferenceDeps, ToolDeps } from '../../functions/core/steps/hooks.js';
@@ -32,4 +33,10 @@ export async function memoryCore(goal = 'Add 2 and 3.', runId = 'run-1') {
     },
   };
   return { conversations, runs, model, workspaces, deps, runId };
+}
+
+/** Matches `content` as the tool step marks the output of `source`, an external tool or an agent (`core/untrusted/mark.ts`). */
+export function marked(source: string, content: string) {
+  const escaped = content.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return expect.stringMatching(new RegExp(`^<untrusted-data-([0-9a-f]{16}) source="${source}">\\n${escaped}\\n</untrusted-data-\\1>$`));
 }

@@ -234,6 +234,11 @@ export class MemoryRunStore implements RunStore {
     if (run) run.children = { ...run.children, [toolUseId]: child };
   }
 
+  async markUntrusted(runId: string): Promise<void> {
+    const run = this.runs.get(runId);
+    if (run) run.untrustedContent = true;
+  }
+
   private readonly rolledUp = new Set<string>();
 
   async rollUp(runId: string, toolUseId: string, spent: Pick<Run, 'usage'> & { estimatedCostUsd: number }): Promise<RunTotals | undefined> {

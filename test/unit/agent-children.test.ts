@@ -27,7 +27,7 @@ import { BudgetExceeded } from '../../functions/core/budgets/types.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { RecordingStarter } from '../support/api.js';
 import { MemoryAgentDefinitionStore, newRun } from '../support/memory.js';
-import { memoryCore, say, use } from '../support/agents.js';
+import { marked, memoryCore, say, use } from '../support/agents.js';
 import { RunEventReader } from '../../functions/core/stream/reader.js';
 import { World, messageKey, readAll, resultKey } from '../support/stream-world.js';
 
@@ -232,6 +232,15 @@ describe('startChild', () => {
     expect(record(childId)?.goal).toBe('Add 2 and 3.');
   });
 
+  it('passes on that the parent has taken in untrusted content: the child\'s goal is the parent\'s model output', async () => {
+    const w = await world();
+    await w.start('parent', 'toolu_1', 'agent_helper', { goal: 'Add.' });
+    expect(w.record(childRunIdOf('parent', 'toolu_1'))?.untrustedContent).toBeUndefined();
+    Object.assign(w.record('parent') as Run, { untrustedContent: true });
+    await w.start('parent', 'toolu_2', 'agent_helper', { goal: 'Add.' });
+    expect(w.record(childRunIdOf('parent', 'toolu_2'))?.untrustedContent).toBe(true);
+  });
+
   it.each<[string, Run['usage'], number, Run['budget']]>([
     ['the callee\'s own dollars when the parent has more left', tokens(1_000, 0), 0.5, { maxUsd: 1, maxTokens: 99_000 }],
     ['the parent\'s dollars when it has less left than the callee\'s own', tokens(10_000, 0), 1.25, { maxUsd: 0.75, maxTokens: 90_000 }],
@@ -409,9 +418,11 @@ describe('the tool step of a call of an agent', () => {
     await w.step(w.childId, 'helper', answers('5'));
 
     expect(await toolStep(w.input, w.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
-    expect((await w.resultOf(w.input))?.content).toBe('5');
+    expect((await w.resultOf(w.input))?.content).toEqual(marked('agent_helper', '5'));
     expect(w.record(w.childId)).toMatchObject({ status: 'succeeded', phase: 'complete', result: { response: '5' } });
     const parent = w.record('parent');
+    // A child's answer is untrusted content: the parent has taken it in.
+    expect(parent?.untrustedContent).toBe(true);
     expect(parent?.usage).toEqual(tokens(1_000 + 2_000, 100 + 50));
     expect(parent?.estimatedCostUsd).toBeCloseTo(sonnet(1_000, 100) + sonnet(2_000, 50), 12);
     // The parent's own agent spent only its own call.
@@ -427,7 +438,7 @@ describe('the tool step of a call of an agent', () => {
 
     expect(w.model.requests[1]?.tools.map((t) => t.name)).toEqual(['calculator', 'read_file', finalAnswerTool]);
     expect(await toolStep(input, w.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
-    expect((await w.resultOf(input))?.content).toBe('{"verdict":"right"}');
+    expect((await w.resultOf(input))?.content).toEqual(marked('agent_checker', '{"verdict":"right"}'));
   });
 
   it.each<[string, (w: Awaited<ReturnType<typeof leadCalls>>) => Promise<unknown>, (childId: string) => string, Partial<Run>]>([

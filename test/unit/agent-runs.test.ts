@@ -18,7 +18,8 @@ import type { ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import { toolStep } from '../../functions/core/steps/tool.js';
 import { ExternalTools } from '../../functions/core/tools/external/external-tools.js';
 import type { ExternalCallContext, ExternalTool, ToolCatalog, ToolCatalogStore, ToolSource } from '../../functions/core/tools/external/types.js';
-import { memoryCore, say, use } from '../support/agents.js';
+import { untrustedDataRules } from '../../functions/core/untrusted/mark.js';
+import { marked, memoryCore, say, use } from '../support/agents.js';
 import { MemoryRunStore, MemoryAgentDefinitionStore } from '../support/memory.js';
 import { RecordingStarter } from '../support/api.js';
 
@@ -461,7 +462,7 @@ describe('the inference step of a team\'s agent', () => {
     const [research, read] = core.model.requests;
     expect({ system: research?.system, tools: research?.tools.map((t) => t.name) }).toEqual({
       // It lists a tool of mcp:web, which could not be listed: the note says so.
-      system: 'Research the question.\n\nSome external tools could not be listed when this run began and are not offered: mcp:web.',
+      system: `Research the question.\n\nSome external tools could not be listed when this run began and are not offered: mcp:web.\n\n${untrustedDataRules}`,
       tools: ['calculator', 'docs__search', 'word_count'],
     });
     expect({ system: read?.system, tools: read?.tools.map((t) => t.name) }).toEqual({ system: `Read quietly.\n\n${workspaceRules}`, tools: ['read_file'] });
@@ -557,9 +558,9 @@ describe('the tool step of a team\'s agent', () => {
     expect([core.docs.calls, core.lambda.calls]).toEqual([['docs__search'], ['word_count']]);
     const turn = await core.conversations.loadTurn(conversationIdOf(started.runId, 'researcher'), step.seq);
     expect(turn?.results.map((r) => r?.content)).toEqual([
-      'docs__search ran',
+      marked('docs__search', 'docs__search ran'),
       'Unknown tool "docs__fetch". Available tools: calculator, docs__search, word_count.',
-      'word_count ran',
+      marked('word_count', 'word_count ran'),
       'Unknown tool "shout". Available tools: calculator, docs__search, word_count.',
       'Unknown tool "read_file". Available tools: calculator, docs__search, word_count.',
     ]);

@@ -10,7 +10,8 @@ import { type ExternalCallContext, type ExternalTool, type ToolCatalog, type Too
 import { ExternalTools, externalToolsConfig, lambdaCatalogEntries, listedLambdaTools, unavailableNote } from '../../functions/core/tools/external/external-tools.js';
 import { agentProfile } from '../../functions/core/agents/profiles.js';
 import { externalToolNames, isExternalToolName, mcpToolName, noExternalTools, unlistedPolicyTools } from '../../functions/core/tools/external/names.js';
-import { memoryCore, say, use } from '../support/agents.js';
+import { marked, memoryCore, say, use } from '../support/agents.js';
+import { untrustedDataRules } from '../../functions/core/untrusted/mark.js';
 import { MemoryApprovalStore, RecordingTokens, newRun } from '../support/memory.js';
 import { readEnv } from '../../functions/wiring/wire.js';
 import { ApprovalPolicyInvalid, type ApprovalRule, InvalidEditedInput } from '../../functions/core/approvals/types.js';
@@ -236,7 +237,8 @@ describe('external tools in the steps', () => {
     const [single, architect] = c.model.requests;
     expect(single?.tools.map((t) => t.name)).toEqual(['calculator', 'read_file', 'write_file', 'list_files', 'edit_file', 'docs__search']);
     expect(single?.tools.at(-1)).toEqual({ name: 'docs__search', description: 'The docs__search tool.', inputSchema: tool('docs__search').inputSchema });
-    expect(single?.system).toMatch(/could not be listed when this run began and are not offered: mcp:down\.$/);
+    expect(single?.system).toContain('could not be listed when this run began and are not offered: mcp:down.\n\n');
+    expect(single?.system.endsWith(untrustedDataRules)).toBe(true);
     expect(architect?.tools.map((t) => t.name)).toEqual(['finish_plan', 'read_file', 'list_files', 'docs__plan']);
     expect(architect?.system).not.toContain('not offered');
   });
@@ -275,7 +277,7 @@ describe('external tools in the steps', () => {
     // The step's keys go with the call, so the tool itself can deduplicate a retried step.
     expect(docs.contexts).toEqual([{ runId: 'run-1', toolUseId: 'toolu_1' }]);
     const turn = await c.conversations.loadTurn(conversationIdOf('run-1', 'single'), step.seq);
-    expect(turn?.results[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: 'search ok' });
+    expect(turn?.results[0]).toEqual({ type: 'tool_result', tool_use_id: 'toolu_1', content: marked('docs__search', 'search ok') });
   });
 
   it('turns an error outcome and a thrown error into error results, and lets infrastructure faults through', async () => {
@@ -298,8 +300,8 @@ describe('external tools in the steps', () => {
     expect(await run('toolu_d')).toEqual({ toolUseId: 'toolu_d', isError: true });
     const turn = await c.conversations.loadTurn(conversationIdOf('run-1', 'single'), step.seq);
     expect(turn?.results.map((r) => r?.content)).toEqual([
-      'no such page',
-      'docs__b failed: socket hang up',
+      marked('docs__a', 'no such page'),
+      marked('docs__b', 'docs__b failed: socket hang up'),
       undefined,
       'Unknown tool "docs__zzz". Available tools: calculator, read_file, write_file, list_files, edit_file, docs__a, docs__b, docs__c.',
     ]);
@@ -391,8 +393,8 @@ describe('Lambda tools', () => {
 
   it('are catalog entries served by lambda, for the acting agents unless their config names others', () => {
     expect(lambdaCatalogEntries(configs)).toEqual([
-      { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, source: 'lambda', target: 'wc', agents: ['single', 'coder'] },
-      { name: 'plan_check', description: 'Checks a plan.', inputSchema: { type: 'object' }, source: 'lambda', target: 'pc', agents: ['architect'] },
+      { name: 'word_count', description: 'Counts words.', inputSchema: { type: 'object' }, source: 'lambda', target: 'wc', agents: ['single', 'coder'], capabilities: ['untrusted', 'egress'] },
+      { name: 'plan_check', description: 'Checks a plan.', inputSchema: { type: 'object' }, source: 'lambda', target: 'pc', agents: ['architect'], capabilities: ['untrusted', 'egress'] },
     ]);
   });
 
@@ -476,7 +478,9 @@ describe('gated external tools', () => {
     expect(await toolStep({ ...g.call, needsApproval: true }, g.deps)).toEqual({ toolUseId: 'toolu_1', isError: false });
     expect(g.lambda.calls).toEqual([['word_count', { text: 'a b c' }]]);
     const turn = await g.conversations.loadTurn('run/run-1/single', g.step.seq);
-    expect(turn?.results[0]?.content).toBe('A reviewer edited this call\'s input before it ran; it ran with: {"text":"a b c"}\n\nword-count ok');
+    expect(turn?.results[0]?.content).toEqual(
+      expect.stringMatching(/^A reviewer edited this call's input before it ran; it ran with: \{"text":"a b c"\}\n\n<untrusted-data-(\w{16}) source="word_count">\nword-count ok\n<\/untrusted-data-\1>$/),
+    );
   });
 
   it('refuse an edited input no schema can check: a tool the run was not offered, a schema that does not compile', async () => {

@@ -23,6 +23,8 @@ export interface WaitingCall {
   agent?: string;
   seq?: number;
   said?: string;
+  /** Why it waits when the run's policy is not the reason (`egress-after-untrusted`). */
+  gate?: string;
 }
 
 const agentNames: Record<string, string> = { single: 'The agent', architect: 'The Architect', coder: 'The Coder' };
@@ -75,6 +77,9 @@ export function ReviewCard({ api, call, showRun, onDecided }: { api: ApiClient; 
       <h3 id={headingId}>
         <code>{call.tool}</code> waits for approval
       </h3>
+      {call.gate === 'egress-after-untrusted' && (
+        <p class="gate">The run has read untrusted content and this call sends data out: check that the input carries nothing it should not.</p>
+      )}
       <p class="where">
         {where}
         {showRun ? <Link href={runHref(call.runId)}>{firstLine(showRun, 80)}</Link> : null}
@@ -169,7 +174,7 @@ export function ReviewPage({ api }: { api: ApiClient }) {
         const run: RunRecord = await api.getRun(item.runId);
         if (!run.waitingFor?.length) continue;
         const messages = await readMessages(api, item.runId);
-        for (const w of run.waitingFor) found.push({ run, call: { ...locate(messages, w.toolUseId), runId: run.runId, toolCallId: w.toolUseId, tool: w.name, input: fullInput(messages, w.toolUseId) ?? w.input } });
+        for (const w of run.waitingFor) found.push({ run, call: { ...locate(messages, w.toolUseId), runId: run.runId, toolCallId: w.toolUseId, tool: w.name, input: fullInput(messages, w.toolUseId) ?? w.input, ...(w.gate ? { gate: w.gate } : {}) } });
       }
       setCalls(found);
       setError(undefined);

@@ -350,6 +350,22 @@ export class DynamoRunStore implements RunStore {
     );
   }
 
+  async markUntrusted(runId: string): Promise<void> {
+    try {
+      await guard('Marking a run as having taken in untrusted content', () =>
+        this.options.doc.update({
+          TableName: this.options.table,
+          Key: key(runId),
+          UpdateExpression: 'SET untrustedContent = :yes',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':yes': true },
+        }),
+      );
+    } catch (error) {
+      if (!isConditionFailed(error)) throw error;
+    }
+  }
+
   async rollUp(runId: string, toolUseId: string, spent: Pick<Run, 'usage'> & { estimatedCostUsd: number }): Promise<RunTotals | undefined> {
     const { usage } = spent;
     try {

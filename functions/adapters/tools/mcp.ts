@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontex
 import type { RequestOptions } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { type CallToolResult, ErrorCode, McpError, type Tool } from '@modelcontextprotocol/sdk/types.js';
 import type { AgentName } from '../../core/agents/types.js';
+import { mcpCapabilities } from '../../core/untrusted/capabilities.js';
 import { type ExternalCallContext, type ExternalOutcome, type ExternalTool, type McpServerConfig, type ToolSource, defaultExternalAgents } from '../../core/tools/external/types.js';
 import { mcpSourceId, mcpToolName } from '../../core/tools/external/names.js';
 
@@ -82,6 +83,7 @@ export class McpToolSource implements ToolSource {
         source: this.id,
         target: tool.name,
         agents: [...this.agents],
+        capabilities: mcpCapabilities(this.server, name),
       });
     }
     return tools;

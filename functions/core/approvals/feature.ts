@@ -6,11 +6,13 @@
  */
 import { StepStateInvalid } from '../errors/errors.js';
 import { toolResult } from '../model/messages.js';
-import type { InferenceDeps, InferenceFeature, ToolFeature } from '../steps/hooks.js';
+import type { Answer, InferenceDeps, InferenceFeature, ToolFeature } from '../steps/hooks.js';
 import type { ToolCatalog } from '../tools/external/types.js';
 import { mcpServerOf, unlistedPolicyTools } from '../tools/external/names.js';
+import { egressCalls, holdsUntrusted } from './egress.js';
 import { approvedResult, denialMessage, settleApproval } from './gate.js';
 import { covers } from './policy.js';
+import { boundedInput, now } from './request.js';
 import { ApprovalPolicyInvalid } from './types.js';
 
 /** Marks the calls of the run's gated tools, so the loop runs them through its gate. */
@@ -25,6 +27,7 @@ export const approvalsFeature: InferenceFeature = {
     if (!answer.calls.length || !deps.approvals) return;
     const tools = await deps.approvals.toolsFor(input.runId);
     answer.gated = new Set(answer.calls.map((call) => call.name).filter((name) => covers(tools, name)));
+    await gateEgress(answer);
   },
 };
 
@@ -60,4 +63,35 @@ async function checkPolicyNames(catalog: ToolCatalog | undefined, runId: string,
   throw new ApprovalPolicyInvalid(
     `The run's approval policy names ${unlisted.join(', ')}, which ${unlisted.length > 1 ? 'are' : 'is'} not among the tools its MCP server lists (${offered.join(', ') || 'none'}); the run stops rather than let the tool it meant run without approval.`,
   );
+}
+
+/**
+ * Gates the answer's calls of `egress` tools when the run has taken in untrusted content (its
+ * conversation holds some, or its record says so; `egress.ts`): adds their tools to `answer.gated`
+ * and opens their approval records with the gate's reason. Off only with `reviewEgressAfterUntrusted: false`.
+ */
+async function gateEgress(answer: Answer): Promise<void> {
+  const { deps, input, profile } = answer;
+  if (deps.reviewEgressAfterUntrusted === false || !deps.approvals) return;
+  const catalog = deps.externalTools ? await deps.externalTools.forRun(input.runId) : undefined;
+  const external = (catalog?.tools ?? []).filter((tool) => profile.hasExternal(tool));
+  const egress = egressCalls(answer.calls, external);
+  if (!egress.length) return;
+  const untrusted =
+    holdsUntrusted(answer.conversation, { external, agentTools: profile.agentTools }) || (await deps.runs.get(input.runId))?.untrustedContent === true;
+  if (!untrusted) return;
+  for (const call of egress) {
+    await deps.approvals.open({
+      runId: input.runId,
+      toolUseId: call.id,
+      agent: input.agent,
+      conversationId: answer.conversationId,
+      seq: answer.message.seq,
+      name: call.name,
+      ...boundedInput(call.input),
+      requestedAt: now(deps.clock),
+      gate: 'egress-after-untrusted',
+    });
+  }
+  answer.gated = new Set([...answer.gated, ...egress.map((call) => call.name)]);
 }

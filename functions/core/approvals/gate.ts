@@ -44,7 +44,14 @@ export function denialMessage(approval: Pick<Approval, 'reason' | 'decidedBy' | 
  * tool's output, then the reviewer's message.
  */
 export function approvedResult(content: string, approval: Pick<Approval, 'editedInput' | 'message'>): string {
-  const edited = approval.editedInput ? `A reviewer edited this call's input before it ran; it ran with: ${JSON.stringify(approval.editedInput)}\n\n` : '';
-  const message = approval.message ? `\n\nMessage from the reviewer: ${approval.message}` : '';
-  return `${edited}${content}${message}`;
+  const { before, after } = reviewerNotes(approval);
+  return `${before}${content}${after}`;
+}
+
+/** What `approvedResult` puts before and after the tool's output, so a later feature can tell the two apart. */
+export function reviewerNotes(approval: Pick<Approval, 'editedInput' | 'message'>): { before: string; after: string } {
+  return {
+    before: approval.editedInput ? `A reviewer edited this call's input before it ran; it ran with: ${JSON.stringify(approval.editedInput)}\n\n` : '',
+    after: approval.message ? `\n\nMessage from the reviewer: ${approval.message}` : '',
+  };
 }

@@ -20,6 +20,7 @@ import {
   type ApprovalStepInput,
   type RequestOutcome,
 } from './types.js';
+import { underGate } from './egress.js';
 import { decisionFor } from './policy.js';
 
 export const now = (clock?: () => Date) => (clock ?? (() => new Date()))().toISOString();
@@ -50,8 +51,8 @@ export async function requestApproval(
     throw new StepStateInvalid(`Tool call id ${call.id} appears twice in run ${input.runId}; approvals are kept by tool call id.`);
   }
   if (standing.decision) return { decided: true };
-  // A rule may decide it at once, recorded like a reviewer's decision.
-  const rule = decisionFor(await deps.approvals.policyFor(input.runId), call);
+  // A rule may decide it at once, recorded like a reviewer's decision; not a deployment's gate.
+  const rule = underGate(standing, decisionFor(await deps.approvals.policyFor(input.runId), call));
   if (rule.action !== 'ask') {
     const { approval } = await deps.approvals.decide(input.runId, call.id, {
       decision: rule.action,
@@ -85,6 +86,7 @@ function announcement(approval: Approval): ApprovalRequestedDetail {
     input: cut ? `${json.slice(0, announcedInputChars)}…` : approval.input,
     ...(cut ? { inputTruncated: true } : {}),
     requestedAt: approval.requestedAt,
+    ...(approval.gate ? { gate: approval.gate } : {}),
   };
 }
 

@@ -119,6 +119,15 @@ export const approvalInputChars = 300_000;
 /** The `Stepwise Approval Requested` event carries the input cut to this (an EventBridge entry holds 256 KB). */
 export const announcedInputChars = 16_000;
 
+/**
+ * Why a call waits when its run's policy is not the reason: `egress-after-untrusted`, an `egress`
+ * call of a run that has taken in untrusted content (docs/tools.md, "Capabilities"). A deployment
+ * gate: no rule of the run decides it, only a reviewer.
+ */
+export const ApprovalGate = z.enum(['egress-after-untrusted']);
+
+export type ApprovalGate = z.infer<typeof ApprovalGate>;
+
 /** One approval request, as stored beside the run record. */
 export const Approval = z.object({
   runId: z.string(),
@@ -132,6 +141,8 @@ export const Approval = z.object({
   input: z.unknown(),
   inputTruncated: z.boolean().optional(),
   requestedAt: z.string(),
+  /** Why it waits, when not for the run's policy (`egress-after-untrusted`). */
+  gate: ApprovalGate.optional(),
   /** The task token of the newest wait on this call; absent until the loop waits. */
   token: z.string().optional(),
   decision: Decision.optional(),
@@ -155,6 +166,7 @@ export const WaitingFor = z
     input: z.unknown(),
     inputTruncated: z.boolean().optional(),
     requestedAt: z.string(),
+    gate: ApprovalGate.optional().meta({ description: 'Why it waits, when not for the run\'s policy: `egress-after-untrusted`, a call that sends data out from a run that has read untrusted content.' }),
   })
   .meta({ id: 'WaitingFor', description: 'A tool call waiting for a reviewer’s decision.' });
 
@@ -258,6 +270,7 @@ export const ApprovalRequestedDetail = z.object({
   input: z.unknown(),
   inputTruncated: z.boolean().optional(),
   requestedAt: z.string(),
+  gate: ApprovalGate.optional(),
 });
 
 export type ApprovalRequestedDetail = z.infer<typeof ApprovalRequestedDetail>;

@@ -64,6 +64,7 @@ export function waitingFor(approvals: Approval[]): WaitingFor[] {
       input: a.input,
       ...(a.inputTruncated ? { inputTruncated: true } : {}),
       requestedAt: a.requestedAt,
+      ...(a.gate ? { gate: a.gate } : {}),
     }));
 }
 

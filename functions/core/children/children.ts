@@ -127,6 +127,8 @@ export async function startChild(parentRunId: string, call: ToolUseBlock, deps: 
     agents: [{ place, ...ref }, ...(parent.agents ?? []).filter((agent) => agent.callee)],
     parentRunId: parent.runId,
     depth: (parent.depth ?? 0) + 1,
+    // Its goal is the parent's model output: a parent that read untrusted content passes it on.
+    ...(parent.untrustedContent ? { untrustedContent: true as const } : {}),
     ...(approvals ? { approvals } : {}),
     ...(budget ? { budget } : {}),
     ...(definition.output ? { output: definition.output } : {}),

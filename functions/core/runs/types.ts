@@ -87,6 +87,11 @@ export const Run = z.object({
   approvals: RunApprovals.optional(),
   /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
   forkedFrom: ForkedFrom.optional(),
+  /**
+   * The run has taken in untrusted content (a result of an `untrusted` tool or of a child run,
+   * docs/tools.md "Capabilities"): its `egress` calls wait for a reviewer. Never unset.
+   */
+  untrustedContent: z.literal(true).optional(),
   /** What the run may spend: the request's budget, with the deployment's default for what it leaves out. */
   budget: Budget.optional(),
   /** The JSON Schema the final answer must match (structured output). */
@@ -191,6 +196,8 @@ export interface RunStore {
   finish(runId: string, outcome: Pick<Run, 'status' | 'phase'> & Partial<Pick<Run, 'result' | 'error'>>, options?: { ifRunning?: boolean }): Promise<boolean | void>;
   /** Records a child run that a tool call started (once per call). */
   addChild(runId: string, toolUseId: string, child: { runId: string; agent: string }): Promise<void>;
+  /** Records that the run has taken in untrusted content (`untrustedContent`); nothing for a run that does not exist. */
+  markUntrusted(runId: string): Promise<void>;
   /** Adds a child run's spend to the run's totals, once per call however often it is asked; the totals after, or undefined when counted before. */
   rollUp(runId: string, toolUseId: string, spent: Pick<Run, 'usage'> & { estimatedCostUsd: number }): Promise<RunTotals | undefined>;
 }

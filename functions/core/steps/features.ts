@@ -2,8 +2,9 @@
  * The features of the two steps, in the order their hooks run at each point (docs/ARCHITECTURE.md,
  * "The step pipeline"). The order is part of the behaviour: the run's tools are
  * listed before the policy naming them is checked, the budget is checked before compaction makes a
- * summary call, compaction retries around live text (each retried call writes its own attempt), and
- * a reviewer's note is added to a result before its size is capped.
+ * summary call, compaction retries around live text (each retried call writes its own attempt), a
+ * reviewer's note is added to a result before its size is capped, and an untrusted result is
+ * marked last, so the cap never cuts off its closing tag.
  */
 import { approvalsFeature, approvalsToolFeature } from '../approvals/feature.js';
 import { budgetsFeature } from '../budgets/feature.js';
@@ -14,11 +15,13 @@ import { outputFeature } from '../output/feature.js';
 import { resultFeature } from '../result/feature.js';
 import { externalToolsFeature } from '../tools/external/feature.js';
 import { resultSizeFeature } from '../tools/feature.js';
+import { untrustedRulesFeature, untrustedToolFeature } from '../untrusted/feature.js';
 import type { InferenceFeature, ToolFeature } from './hooks.js';
 
 /** The inference step's features. */
 export const inferenceFeatures: readonly InferenceFeature[] = [
   externalToolsFeature,
+  untrustedRulesFeature,
   approvalsFeature,
   outputFeature,
   childrenFeature,
@@ -29,4 +32,4 @@ export const inferenceFeatures: readonly InferenceFeature[] = [
 ];
 
 /** The tool step's features. */
-export const toolFeatures: readonly ToolFeature[] = [approvalsToolFeature, resultSizeFeature];
+export const toolFeatures: readonly ToolFeature[] = [approvalsToolFeature, resultSizeFeature, untrustedToolFeature];

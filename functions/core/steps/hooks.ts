@@ -21,7 +21,7 @@ import type { RunControls, RunResult, RunStore, RunTotals } from '../runs/types.
 import type { PlanStore, ToolLimits, Tools } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
 import type { ContentBlock, StopReason, ToolResultBlock, ToolUseBlock } from '../model/messages.js';
-import type { ExternalToolsPort, ToolCatalog } from '../tools/external/types.js';
+import type { Capability, ExternalToolsPort, ToolCatalog } from '../tools/external/types.js';
 import type { ChildStart, InferenceInput, InferenceResult, ToolInput } from './types.js';
 
 /** What every hook of an inference step sees: its input, its dependencies, and what it read first. */
@@ -128,12 +128,20 @@ export interface ToolCall {
   approval?: Approval;
 }
 
+/** Where a tool's output comes from: Stepwise's own code, an external tool, or another agent; and what the tool can do. */
+export interface ToolOrigin {
+  readonly kind: 'builtin' | 'external' | 'agent';
+  readonly capabilities: readonly Capability[];
+}
+
 /** A tool call's result, before it is stored. */
 export interface ToolOutcome extends ToolCall {
   /** What the model reads. */
   result: ToolResultBlock;
   /** Whether the tool ran (a denied or refused call did not). */
   readonly ran: boolean;
+  /** Where the output came from; absent when a feature answered the call (a denial). */
+  readonly from?: ToolOrigin;
   /** The whole output, kept beside a result the model reads cut. */
   fullOutput?: string;
 }
@@ -157,8 +165,10 @@ export interface InferenceDeps {
   agentStore?: AgentDefinitionStore;
   /** When to compact the conversation; Claude's 200K window by default. */
   context?: ContextPolicy;
-  /** Which tools need approval in a run; none when absent. */
-  approvals?: Pick<ApprovalStore, 'toolsFor'>;
+  /** Which tools need approval in a run, and where a deployment's gate opens a call's request; none when absent. */
+  approvals?: Pick<ApprovalStore, 'toolsFor' | 'open'>;
+  /** Whether an `egress` call of a run that has taken in untrusted content waits for a reviewer (`approvals/egress.ts`). @default true */
+  reviewEgressAfterUntrusted?: boolean;
   /** MCP and Lambda tools, listed once per run; none when absent. */
   externalTools?: Pick<ExternalToolsPort, 'forRun'>;
   /** The daily limit per caller; none when absent. A run's own budget is on its record. */
@@ -182,8 +192,8 @@ export interface ToolDeps {
   plans?: PlanStore;
   /** The tools of the agent at a place of a run; by default its definition's (`runs` and `agentStore` find it). */
   tools?: (agent: AgentName) => Tools;
-  /** Run records: the definitions a run's agents follow, and the child runs whose outcome a call of an agent reads. */
-  runs?: Pick<RunStore, 'get' | 'finish' | 'rollUp'>;
+  /** Run records: the definitions a run's agents follow, the child runs whose outcome a call of an agent reads, and the mark of untrusted content. */
+  runs?: Pick<RunStore, 'get' | 'finish' | 'rollUp'> & Partial<Pick<RunStore, 'markUntrusted'>>;
   agentStore?: AgentDefinitionStore;
   limits?: ToolLimits;
   /** The most characters of one tool output the model sees; longer output is cut with a note. */

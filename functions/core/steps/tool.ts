@@ -11,7 +11,9 @@ import { loadCall } from '../conversation/conversation.js';
 import { type ToolResultBlock, type ToolUseBlock, toolResult } from '../model/messages.js';
 import { defaultToolLimits } from '../tools/registry.js';
 import { toolFeatures } from './features.js';
-import type { ToolCall, ToolDeps, ToolOutcome } from './hooks.js';
+import type { ToolCall, ToolDeps, ToolOrigin, ToolOutcome } from './hooks.js';
+import { unclassifiedCapabilities } from '../tools/external/types.js';
+import { agentToolCapabilities, builtinCapabilities } from '../untrusted/capabilities.js';
 import type { ToolInput, ToolStepResult } from './types.js';
 
 /**
@@ -27,8 +29,8 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
   const step: ToolCall = { input, deps, conversationId, turn, index, call };
   for (const feature of features) await feature.beforeTool?.(step);
   // A call a feature answered (a denial) does not run.
-  const { result, ran } = step.answer ? { result: step.answer, ran: false } : await run(step.call, input, deps);
-  const outcome: ToolOutcome = { ...step, result, ran };
+  const { result, ran, from } = step.answer ? { result: step.answer, ran: false, from: undefined } : await run(step.call, input, deps);
+  const outcome: ToolOutcome = { ...step, result, ran, ...(from ? { from } : {}) };
   for (const feature of features) await feature.afterTool?.(outcome);
 
   const stored = await deps.conversations.putResult(conversationId, input.seq, index, outcome.result, {
@@ -38,8 +40,8 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
   return { toolUseId: call.id, isError: stored.is_error === true };
 }
 
-/** Runs the call: a built-in tool of the agent, or one of the run's external tools. */
-async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promise<{ result: ToolResultBlock; ran: boolean }> {
+/** Runs the call: a built-in tool of the agent, or one of the run's external tools; says where its output came from. */
+async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promise<{ result: ToolResultBlock; ran: boolean; from: ToolOrigin }> {
   const profile = await profileOf(input, deps);
   const registry = deps.tools ? deps.tools(input.agent) : profile.tools;
   // A name the built-in tools do not know may be one of the run's external tools; the agent runs only those it has.
@@ -50,7 +52,8 @@ async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promis
     // The tool acts for the run's owner and tenant, and learns who that is (docs/tools.md, "MCP servers and Lambda tools").
     const owner = deps.runs ? await runOwner(input.runId, deps.runs) : undefined;
     const outcome = await deps.externalTools.call(target, call.input, { runId: input.runId, toolUseId: call.id, ...(owner ? { owner } : {}) });
-    return { result: toolResult(call.id, outcome.content, outcome.isError), ran: outcome.ran !== false };
+    const from: ToolOrigin = { kind: 'external', capabilities: target.capabilities ?? unclassifiedCapabilities };
+    return { result: toolResult(call.id, outcome.content, outcome.isError), ran: outcome.ran !== false, from };
   }
   const context = {
     runId: input.runId,
@@ -59,7 +62,10 @@ async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promis
     ...(deps.plans ? { plans: deps.plans } : {}),
     ...(deps.runs ? { children: deps.runs } : {}),
   };
-  return registry.attempt(call, context, external.map((tool) => tool.name));
+  const from: ToolOrigin = profile.agentTools.has(call.name)
+    ? { kind: 'agent', capabilities: agentToolCapabilities }
+    : { kind: 'builtin', capabilities: builtinCapabilities[call.name] ?? [] };
+  return { ...(await registry.attempt(call, context, external.map((tool) => tool.name))), from };
 }
 
 /** The profile of the step's agent: the definition its run recorded (the built-in of its place for older runs). */

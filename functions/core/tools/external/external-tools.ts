@@ -10,6 +10,7 @@
  */
 import * as z from 'zod';
 import { InfrastructureError, messageOf } from '../../errors/errors.js';
+import { lambdaCapabilities } from '../../untrusted/capabilities.js';
 import type { ToolSpec } from '../../model/types.js';
 import {
   defaultExternalAgents,
@@ -175,5 +176,6 @@ export function lambdaCatalogEntries(configs: readonly LambdaToolConfig[]): Exte
     source: 'lambda',
     target: config.functionName,
     agents: [...(config.agents ?? defaultExternalAgents)],
+    capabilities: lambdaCapabilities(config),
   }));
 }

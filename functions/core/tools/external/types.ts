@@ -18,6 +18,20 @@ export const defaultExternalAgents: readonly AgentName[] = ['single', 'coder'];
 
 const Agents = z.array(AgentName).min(1).optional();
 
+/**
+ * What a tool can do that matters to the lethal trifecta (docs/tools.md, "Capabilities"):
+ * `untrusted` brings outside content in, `private` reads the team's data, `egress` sends data out.
+ */
+export const Capability = z.enum(['untrusted', 'private', 'egress']);
+
+export type Capability = z.infer<typeof Capability>;
+
+/** A tool's capabilities, each once; `[]` declares a tool that does none of the three. */
+export const Capabilities = z.array(Capability).max(3).refine((list) => new Set(list).size === list.length, 'names a capability twice');
+
+/** What an external tool whose configuration says nothing can do: anything (fail closed). */
+export const unclassifiedCapabilities: readonly Capability[] = ['untrusted', 'egress'];
+
 /** One remote MCP server, reached over Streamable HTTP. */
 export const McpServerConfig = z.strictObject({
   /** Prefixes its tools' names; letters, digits and `-`, 1..32 characters, so `__` stays a clean separator. */
@@ -31,6 +45,16 @@ export const McpServerConfig = z.strictObject({
     .refine((url) => !new URL(url).username && !new URL(url).password, 'credentials do not belong in the URL: it is stored in the template and the functions\' environment'),
   /** The agents that see this server's tools. @default ["single", "coder"] */
   agents: Agents,
+  /** What every tool of the server can do, unless `toolCapabilities` names it. @default ["untrusted", "egress"] */
+  capabilities: Capabilities.optional(),
+  /** Per tool, by the name the model calls it (`<server>__<tool>`): overrides `capabilities`. */
+  toolCapabilities: z.record(z.string().regex(toolNamePattern, 'a tool name as the model calls it, <server>__<tool>'), Capabilities).optional(),
+}).superRefine((server, ctx) => {
+  for (const name of Object.keys(server.toolCapabilities ?? {})) {
+    if (!name.startsWith(`${server.name}${mcpSeparator}`) || name.length === server.name.length + mcpSeparator.length) {
+      ctx.addIssue({ code: 'custom', path: ['toolCapabilities', name], message: `names a tool of this server as ${server.name}${mcpSeparator}<tool>` });
+    }
+  }
 });
 
 export type McpServerConfig = z.infer<typeof McpServerConfig>;
@@ -60,6 +84,8 @@ export const LambdaToolConfig = z.strictObject({
   functionName: z.string().min(1),
   /** The agents that see this tool. @default ["single", "coder"] */
   agents: Agents,
+  /** What the tool can do. @default ["untrusted", "egress"] */
+  capabilities: Capabilities.optional(),
 });
 
 export type LambdaToolConfig = z.infer<typeof LambdaToolConfig>;
@@ -75,6 +101,8 @@ export const ExternalTool = z.object({
   /** Its name at the source: the MCP tool's own name, or the Lambda function. */
   target: z.string(),
   agents: z.array(AgentName),
+  /** What it can do, from the deployment's configuration when the run listed it; absent on older catalogs (read as unclassified). */
+  capabilities: z.array(Capability).optional(),
 });
 
 export type ExternalTool = z.infer<typeof ExternalTool>;
