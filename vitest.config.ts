@@ -15,7 +15,9 @@ export default defineConfig({
     projects: [
       { extends: true, test: { name: 'runtime', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/infra/**'] } },
       // The CDK tests share one synthesized StepwiseStack, built only when one of them runs.
-      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], globalSetup: ['test/support/synth-stepwise.ts'] } },
+      // A CDK test that synthesizes a stack of its own computes for tens of seconds (more while the
+      // type check runs beside the tests): its limit is for a hang, not for a slow core.
+      { extends: true, test: { name: 'infra', include: ['test/infra/**/*.test.ts'], globalSetup: ['test/support/synth-stepwise.ts'], testTimeout: 120_000 } },
     ],
   },
 });
