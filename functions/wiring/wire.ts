@@ -13,7 +13,7 @@ import type { BudgetSettings, SpendStore } from '../core/budgets/types.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
 import type { ForkCopies } from '../core/fork/types.js';
-import type { IdempotencyStore, SessionLocks } from '../core/intake/types.js';
+import type { IdempotencyStore, RunSlots, SessionLocks } from '../core/intake/types.js';
 import type { LiveText, LiveTextReader } from '../core/live/types.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model/types.js';
 import type { RunStore } from '../core/runs/types.js';
@@ -29,6 +29,7 @@ import { DynamoAgentDefinitionStore } from '../adapters/dynamo/agents.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
+import { DynamoRunSlots } from '../adapters/dynamo/run-slots.js';
 import { DynamoLiveText } from '../adapters/dynamo/live-text.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
@@ -294,6 +295,8 @@ export interface Wiring {
   limits: ToolLimits;
   idempotency: IdempotencyStore;
   sessions: SessionLocks;
+  /** The slots of the running-runs quota (`STEPWISE_MAX_RUNNING_RUNS`). */
+  slots: RunSlots;
   approvals: ApprovalStore;
   /** Copies a fork's conversation and files (the API function's fork route). */
   forks: ForkCopies;
@@ -340,6 +343,8 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
       })
     : undefined;
   const liveText = new DynamoLiveText(new Documents(signalled), env.STEPWISE_TABLE);
+  // No run outlives the orchestrator's timeout: a session lock or quota slot held longer was lost.
+  const lease = env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {};
   return {
     ...(externalTools ? { externalTools } : {}),
     catalogs,
@@ -354,7 +359,8 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     plans: runs,
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
-    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {}),
+    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, lease),
+    slots: new DynamoRunSlots(doc, env.STEPWISE_TABLE, lease),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
     budgets: budgetSettings(env),
     spend: new DynamoSpendStore(doc, env.STEPWISE_TABLE),

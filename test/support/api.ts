@@ -1,9 +1,10 @@
 /** The HTTP API on in-memory fakes, for route tests without I/O. */
 import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import { bearerCallers } from '../../functions/api/callers.js';
-import { localCaller } from '../../functions/core/callers/types.js';
+import { type Owner, localCaller } from '../../functions/core/callers/types.js';
 import type { ForkCopies } from '../../functions/core/fork/types.js';
-import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake/types.js';
+import type { IdempotencyStore, OrchestratorInput, RunSlots, RunStarter, SessionLocks } from '../../functions/core/intake/types.js';
+import { ownerKey } from '../../functions/core/callers/access.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryLiveTexts, MemoryRunStore, MemoryWorkspace, RecordingTokens, memoryEventSources } from './memory.js';
 
 export class RecordingStarter implements RunStarter {
@@ -48,6 +49,35 @@ export class MemorySessions implements SessionLocks {
   }
 }
 
+/** The running-runs quota's slots in memory: each owner's holders, a slot taken over once its holder no longer runs. */
+export class MemoryRunSlots implements RunSlots {
+  readonly holders = new Map<string, (string | undefined)[]>();
+  async take(owner: Owner, runId: string, limit: number, isRunning: (id: string) => Promise<boolean | undefined>) {
+    const slots = this.holders.get(ownerKey(owner)) ?? [];
+    this.holders.set(ownerKey(owner), slots);
+    if (slots.includes(runId)) return true;
+    for (let k = 0; k < limit; k++) {
+      if (slots[k] !== undefined) continue;
+      slots[k] = runId;
+      return true;
+    }
+    for (let k = 0; k < limit; k++) {
+      const holder = slots[k];
+      // A holder with no record yet is still starting: it keeps its slot. Checked again after the wait, as a conditional write would.
+      if (holder !== undefined && (await isRunning(holder)) === false && slots[k] === holder) {
+        slots[k] = runId;
+        return true;
+      }
+    }
+    return false;
+  }
+  async release(owner: Owner, runId: string) {
+    const slots = this.holders.get(ownerKey(owner)) ?? [];
+    const at = slots.indexOf(runId);
+    if (at >= 0) slots[at] = undefined;
+  }
+}
+
 /** The API on fakes; `extra` adds or replaces dependencies (e.g. `approvalTools`, `allowedModels`). */
 export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const runs = new MemoryRunStore();
@@ -86,6 +116,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
     starter,
     idempotency,
     sessions,
+    slots: new MemoryRunSlots(),
     newId: () => `run-${++n}`,
     workspaceFor: workspace,
     approvals,
