@@ -269,6 +269,11 @@ export class Storage extends Construct {
     this.grantItems(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], ['slots']);
   }
 
+  /** The slots of each caller's open event streams (`stream#`; the stream function): read one caller's, take and give back one. */
+  grantStreamSlots(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], ['streams']);
+  }
+
   /** Free a session lock whose run has ended (the execution-ended function): a conditional update, nothing more. */
   grantSessionRelease(grantee: iam.IGrantable): void {
     this.grantItems(grantee, ['dynamodb:UpdateItem'], ['sessions']);

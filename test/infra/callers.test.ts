@@ -78,6 +78,7 @@ describe('least privilege in DynamoDB', () => {
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],
       'slot#*': ['Query', 'UpdateItem'],
+      'stream#*': ['Query', 'UpdateItem'],
     });
     expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],

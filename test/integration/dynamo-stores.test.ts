@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { DynamoSessionLocks } from '../../functions/adapters/dynamo/intake.js';
-import { DynamoRunSlots } from '../../functions/adapters/dynamo/run-slots.js';
+import { DynamoRunSlots, DynamoStreamSlots } from '../../functions/adapters/dynamo/run-slots.js';
 import type { NewMessage } from '../../functions/core/conversation/types.js';
 import { type ContentBlock, toolResult } from '../../functions/core/model/messages.js';
 import { newRun } from '../support/memory.js';
@@ -353,6 +353,25 @@ describe('DynamoRunSlots', () => {
     expect(await slots.take(owner, 'run-f', 2, isRunning)).toBe(true);
     expect(await slots.take(owner, 'run-g', 2, isRunning)).toBe(true);
     expect(await slots.take(owner, 'run-h', 2, isRunning)).toBe(false);
+  });
+});
+
+describe('DynamoStreamSlots', () => {
+  it('hold a slot per open stream until it is given back, and free one a crashed stream kept once its lease ran out', async () => {
+    const { dynamo } = awsClients(readEnv(aws.env));
+    let now = new Date('2026-01-01T00:00:00Z');
+    const streams = new DynamoStreamSlots(new Documents(dynamo), aws.emulators.table, { clock: () => now, leaseSeconds: 900 });
+    const owner = { principal: `streams-${Date.now()}` };
+    const runSlots = new DynamoRunSlots(new Documents(dynamo), aws.emulators.table, { clock: () => now });
+    const opened = await Promise.all(['s-1', 's-2', 's-3', 's-4'].map((id) => streams.take(owner, id, 2)));
+    expect(opened.filter(Boolean)).toHaveLength(2);
+    // The quota of running runs is another family: its slots are free.
+    expect(await runSlots.take(owner, 'run-1', 1, async () => true)).toBe(true);
+    expect(await streams.take(owner, 's-5', 2)).toBe(false);
+    now = new Date('2026-01-01T00:15:00Z');
+    expect(await streams.take(owner, 's-5', 2)).toBe(true);
+    await streams.release(owner, 's-5');
+    expect(await streams.take(owner, 's-6', 2)).toBe(true);
   });
 });
 

@@ -3,6 +3,7 @@ import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import { bearerCallers } from '../../functions/api/callers.js';
 import { type Owner, localCaller } from '../../functions/core/callers/types.js';
 import type { ForkCopies } from '../../functions/core/fork/types.js';
+import type { StreamSlots } from '../../functions/core/stream/types.js';
 import type { IdempotencyStore, OrchestratorInput, RunSlots, RunStarter, SessionLocks } from '../../functions/core/intake/types.js';
 import { ownerKey } from '../../functions/core/callers/access.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryLiveTexts, MemoryRunStore, MemoryWorkspace, RecordingTokens, memoryEventSources } from './memory.js';
@@ -78,6 +79,21 @@ export class MemoryRunSlots implements RunSlots {
   }
 }
 
+/** The open streams' slots in memory: a stream holds one until it gives it back. */
+export class MemoryStreamSlots implements StreamSlots {
+  readonly slots = new MemoryRunSlots();
+  take(owner: Owner, streamId: string, limit: number) {
+    return this.slots.take(owner, streamId, limit, async () => true);
+  }
+  release(owner: Owner, streamId: string) {
+    return this.slots.release(owner, streamId);
+  }
+  /** How many streams are open, of every caller. */
+  open(): number {
+    return [...this.slots.holders.values()].flat().filter((holder) => holder !== undefined).length;
+  }
+}
+
 /** The API on fakes; `extra` adds or replaces dependencies (e.g. `approvalTools`, `allowedModels`). */
 export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const runs = new MemoryRunStore();
@@ -89,6 +105,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const approvals = new MemoryApprovalStore();
   const tokens = new RecordingTokens();
   const live = new MemoryLiveTexts();
+  const streamSlots = new MemoryStreamSlots();
   let n = 0;
   const workspace = (id: string) => {
     let w = workspaces.get(id);
@@ -117,6 +134,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
     idempotency,
     sessions,
     slots: new MemoryRunSlots(),
+    streamSlots,
     newId: () => `run-${++n}`,
     workspaceFor: workspace,
     approvals,
@@ -142,7 +160,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   };
   /** How many things were written anywhere: runs, starts, keys, session locks. */
   const writes = () => runs.runs.size + starter.started.length + idempotency.records.size + sessions.holders.size;
-  return { app, runs, conversations, live, workspace, starter, idempotency, sessions, approvals, tokens, request, writes };
+  return { app, runs, conversations, live, workspace, starter, idempotency, sessions, approvals, tokens, streamSlots, request, writes };
 }
 
 /**

@@ -8,6 +8,7 @@
  *   session#<ownerKey>/<id> session locks                         (intake.ts)
  *   spend#<ownerKey>#<day>  what each run of an owner spent that day (spend.ts)
  *   slot#<ownerKey>         the slots of an owner's running runs, the quota (run-slots.ts)
+ *   stream#<ownerKey>       the slots of an owner's open event streams (run-slots.ts)
  *   live#<runId>            the answers being generated, per model call (adapters/dynamo/live-text.ts)
  *   agent#<name>            the versions of an agent definition runs follow (agents.ts)
  *
@@ -26,6 +27,7 @@ export const itemFamilies = {
   live: 'live#',
   agents: 'agent#',
   slots: 'slot#',
+  streams: 'stream#',
   byOwner: 'owner#',
   byTenant: 'tenant#',
   running: 'running#',

@@ -4,6 +4,9 @@
  *
  *   pk = slot#<ownerKey>,  sk = <slot number>   { holder, takenAt }   (no holder: free)
  *
+ * The open event streams of an owner are capped the same way, under `stream#<ownerKey>`
+ * (`DynamoStreamSlots`), a slot held by a stream until it ends.
+ *
  * A slot is taken over once its holder no longer runs, whatever ended it (the orchestrator's own
  * states, a cancel, the execution-ended rule), so nothing has to give a slot back, and no end of a
  * run, retried or not, can free one twice. A run counter would need every end to decrement it
@@ -14,8 +17,9 @@ import type { Documents } from './documents.js';
 import type { Owner } from '../../core/callers/types.js';
 import { ownerKey } from '../../core/callers/access.js';
 import type { RunSlots } from '../../core/intake/types.js';
+import type { StreamSlots } from '../../core/stream/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
-import { itemFamilies } from './layout.js';
+import { type ItemFamily, itemFamilies } from './layout.js';
 
 /** How long a slot whose run has no record yet stands (the holder's intake is under way). */
 export const slotGraceSeconds = 60;
@@ -24,6 +28,8 @@ export interface RunSlotOptions {
   clock?: () => Date;
   /** Seconds after which a slot is taken over whatever its holder's record says (as the session locks' lease); none when absent. */
   leaseSeconds?: number;
+  /** Whose slots: the running runs' (`slots`), or the open streams' (`streams`). @default 'slots' */
+  family?: Extract<ItemFamily, 'slots' | 'streams'>;
 }
 
 interface Slot {
@@ -70,7 +76,7 @@ export class DynamoRunSlots implements RunSlots {
       await guard('Freeing a run slot', () =>
         this.doc.update({
           TableName: this.table,
-          Key: keyOf(owner, slot.number),
+          Key: this.keyOf(owner, slot.number),
           UpdateExpression: 'REMOVE holder, takenAt',
           ConditionExpression: 'holder = :run',
           ExpressionAttributeValues: { ':run': runId },
@@ -94,12 +100,20 @@ export class DynamoRunSlots implements RunSlots {
     return undefined;
   }
 
+  private partition(owner: Owner): string {
+    return `${itemFamilies[this.options.family ?? 'slots']}${ownerKey(owner)}`;
+  }
+
+  private keyOf(owner: Owner, number: number): { pk: string; sk: string } {
+    return { pk: this.partition(owner), sk: String(number) };
+  }
+
   private async slotsOf(owner: Owner): Promise<Slot[]> {
     const out = await guard('Reading run slots', () =>
       this.doc.query({
         TableName: this.table,
         KeyConditionExpression: 'pk = :pk',
-        ExpressionAttributeValues: { ':pk': partition(owner) },
+        ExpressionAttributeValues: { ':pk': this.partition(owner) },
         ConsistentRead: true,
       }),
     );
@@ -116,7 +130,7 @@ export class DynamoRunSlots implements RunSlots {
       await guard('Taking a run slot', () =>
         this.doc.update({
           TableName: this.table,
-          Key: keyOf(owner, number),
+          Key: this.keyOf(owner, number),
           UpdateExpression: 'SET holder = :run, takenAt = :at',
           ConditionExpression: previous === undefined ? 'attribute_not_exists(holder)' : 'holder = :previous',
           ExpressionAttributeValues: { ':run': runId, ':at': epoch(this.clock()), ...(previous === undefined ? {} : { ':previous': previous }) },
@@ -130,10 +144,25 @@ export class DynamoRunSlots implements RunSlots {
   }
 }
 
-function partition(owner: Owner): string {
-  return `${itemFamilies.slots}${ownerKey(owner)}`;
-}
+/**
+ * The open event streams of each owner (docs/http-api.md, "Limits on streams"): a slot per stream
+ * while it is open. A stream gives its slot back when it ends; one whose function crashed is
+ * taken over once the slot is older than `leaseSeconds` (the longest a stream lives, plus a
+ * margin), so no renewal is needed while it streams.
+ */
+export class DynamoStreamSlots implements StreamSlots {
+  private readonly slots: DynamoRunSlots;
 
-function keyOf(owner: Owner, number: number): { pk: string; sk: string } {
-  return { pk: partition(owner), sk: String(number) };
+  constructor(doc: Documents, table: string, options: { leaseSeconds: number; clock?: () => Date }) {
+    this.slots = new DynamoRunSlots(doc, table, { ...options, family: 'streams' });
+  }
+
+  take(owner: Owner, streamId: string, limit: number): Promise<boolean> {
+    // An open stream holds its slot until it gives it back or its lease runs out.
+    return this.slots.take(owner, streamId, limit, async () => true);
+  }
+
+  release(owner: Owner, streamId: string): Promise<void> {
+    return this.slots.release(owner, streamId);
+  }
 }
