@@ -173,19 +173,29 @@ async function openReader(run: Run, after: string | undefined, deps: StreamDeps)
  * Answers with a run's events after `after` (all of them without): 204 when the run has ended
  * and nothing follows the cursor, else a server-sent events stream that ends after the run's
  * last event, at the longest duration (with a comment naming the cursor to resume from), or
- * when the client goes away. `release` gives back the caller's stream slot the stream holds, once
- * the answer ends.
+ * when the client goes away. The stream holds one of the caller's stream slots while it lasts:
+ * the `owner`'s, taken once there is something to stream, or one held already (`release` gives it
+ * back).
  */
-export async function answerStream(c: Context, run: Run, after: string | undefined, deps: StreamDeps, release: () => Promise<void>): Promise<Response> {
+export async function answerStream(
+  c: Context,
+  run: Run,
+  after: string | undefined,
+  deps: StreamDeps,
+  slot: { owner: Owner } | { release: () => Promise<void> },
+): Promise<Response> {
   const settings = { ...defaultFollowSettings, ...deps.stream };
+  const held = 'release' in slot ? slot.release : undefined;
   const opened = await openReader(run, after, deps).catch(async (error: unknown) => {
-    await release();
+    await held?.();
     throw error;
   });
   if (opened.first.done && opened.first.events.length === 0) {
-    await release();
+    await held?.();
     return c.body(null, 204);
   }
+  // Taken after the first read, so a stream opens as soon as before and a 204 takes none.
+  const release = 'release' in slot ? slot.release : await holdStreamSlot(slot.owner, deps);
   // Proxies that buffer (nginx) pass the stream through as it comes.
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {

@@ -41,7 +41,7 @@ export function aguiRoutes(deps: ApiDeps) {
         await release();
         throw error;
       }
-      return answerStream(c, run, undefined, deps, release);
+      return answerStream(c, run, undefined, deps, { release });
     },
   );
 }

@@ -4,7 +4,7 @@
  */
 import { createRoute } from '@hono/zod-openapi';
 import { json, noRun, refusal, routes, runParams, withRun } from '../middleware.js';
-import { EventsHeaders, EventsPage, EventsQuery, answerStream, eventStream, eventsPage, holdStreamSlot } from '../stream.js';
+import { EventsHeaders, EventsPage, EventsQuery, answerStream, eventStream, eventsPage } from '../stream.js';
 import type { ApiDeps } from '../types.js';
 
 /** The event stream route, and its page for clients that poll. */
@@ -27,7 +27,7 @@ export function eventRoutes(deps: ApiDeps) {
         429: refusal('The caller has as many streams open as the deployment allows (`TooManyStreams`).'),
       },
     }),
-    async (c) => answerStream(c, c.var.run, c.req.valid('header')['Last-Event-ID'] ?? c.req.valid('query').after, deps, await holdStreamSlot(c.var.caller, deps)),
+    async (c) => answerStream(c, c.var.run, c.req.valid('header')['Last-Event-ID'] ?? c.req.valid('query').after, deps, { owner: c.var.caller }),
   )
     .openapi(
       createRoute({
