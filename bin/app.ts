@@ -60,8 +60,10 @@ new StepwiseStack(app, 'Stepwise', {
   // [{ "name", "description", "steps": ["<agent>", { "parallel": ["<agent>", …] }] }], checked at synth.
   agents: (jsonContext('agents') as AgentDefinitionConfig[] | undefined) ?? [],
   workflows: (jsonContext('workflows') as WorkflowDefinitionConfig[] | undefined) ?? [],
-  // The most event streams open at once (the stream function's reserved concurrency); no cap when unset.
-  ...(context('maxConcurrentStreams') ? { maxConcurrentStreams: Number(context('maxConcurrentStreams')) } : {}),
+  // The most event streams open at once (the stream function's reserved concurrency, 100 when unset;
+  // "unreserved" for none), and per caller (10 when unset).
+  ...(context('maxConcurrentStreams') ? { maxConcurrentStreams: context('maxConcurrentStreams') === 'unreserved' ? ('unreserved' as const) : Number(context('maxConcurrentStreams')) } : {}),
+  ...(context('maxStreamsPerCaller') ? { maxStreamsPerCaller: Number(context('maxStreamsPerCaller')) } : {}),
   ...(consoleSetting ? { console: consoleSetting } : {}),
 });
 Validations.of(app).addPlugins(new AwsSolutionsChecks(app, { verbose: true }));

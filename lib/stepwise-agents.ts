@@ -140,10 +140,18 @@ export interface StepwiseAgentsProps extends StorageProps, EventBusSettings {
   /**
    * The most event streams open at once (the stream function's reserved concurrency): each open
    * stream holds one Lambda execution for up to 14 minutes, and a cap keeps watchers from taking
-   * the concurrency the agent loop needs. Further streams are refused with 429 until one ends.
-   * @default no cap (streams share the account's unreserved concurrency)
+   * the concurrency the agent loop needs. Further streams are refused with 429 until one ends. A
+   * reservation must leave the account 100 unreserved executions: an account whose quota is under
+   * 200 lowers it, or says `'unreserved'` (no reservation, no cap).
+   * @default 100
    */
-  readonly maxConcurrentStreams?: number;
+  readonly maxConcurrentStreams?: number | 'unreserved';
+  /**
+   * The most event streams one caller may have open at once (`GET /runs/{runId}/events` and
+   * `POST /agui` alike); past it `429 TooManyStreams`.
+   * @default 10
+   */
+  readonly maxStreamsPerCaller?: number;
   /**
    * Where the alarms (failed, timed-out, throttled and interrupted executions, Lambda errors, API 5xx, dead letters) notify.
    * @default none: the alarms only change state
@@ -384,6 +392,7 @@ export class StepwiseAgents extends Construct {
       ...(props.auth ? { auth: props.auth } : {}),
       ...(this.frontDoor.callerPolicy ? { callerPolicy: this.frontDoor.callerPolicy } : {}),
       ...(props.maxConcurrentStreams !== undefined ? { maxConcurrentStreams: props.maxConcurrentStreams } : {}),
+      ...(props.maxStreamsPerCaller !== undefined ? { maxStreamsPerCaller: props.maxStreamsPerCaller } : {}),
     });
 
     this.executionEnded = new ExecutionEnded(this, 'ExecutionEnded', {

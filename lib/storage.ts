@@ -263,10 +263,15 @@ export class Storage extends Construct {
     this.grantItems(grantee, access === 'write' ? ['dynamodb:PutItem'] : ['dynamodb:Query'], ['live']);
   }
 
-  /** Idempotency keys and session locks (the intake's conditional writes), and its count of an owner's running runs. */
+  /** Idempotency keys, session locks and the running-runs quota's slots (the intake's conditional writes; a slot is read with its owner's others). */
   grantIntakeRecords(grantee: iam.IGrantable): void {
     this.grantItems(grantee, ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], ['idempotency', 'sessions']);
-    this.grantIndexQuery(grantee, ['running']);
+    this.grantItems(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], ['slots']);
+  }
+
+  /** The slots of each caller's open event streams (`stream#`; the stream function): read one caller's, take and give back one. */
+  grantStreamSlots(grantee: iam.IGrantable): void {
+    this.grantItems(grantee, ['dynamodb:Query', 'dynamodb:UpdateItem'], ['streams']);
   }
 
   /** Free a session lock whose run has ended (the execution-ended function): a conditional update, nothing more. */

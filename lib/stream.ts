@@ -6,6 +6,7 @@ import { Construct } from 'constructs';
 import type { ApiAuth } from './front-door.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
+import { defaultMaxStreamsPerCaller } from '../functions/core/stream/types.js';
 
 export interface LiveStreamProps {
   readonly storage: Storage;
@@ -27,13 +28,23 @@ export interface LiveStreamProps {
   /** IAM auth: the callers' policy, which gains the right to open the stream URL. */
   readonly callerPolicy?: iam.ManagedPolicy;
   /**
-   * The most streams open at once: the function's reserved concurrency (one open stream holds one
-   * execution for up to `maxStream`), so watchers can never take the concurrency the agent loop's
-   * functions need. Further streams are throttled (HTTP 429) until one ends.
-   * @default no reservation (streams share the account's unreserved concurrency)
+   * The most event streams open at once: the stream function's reserved concurrency (one open
+   * stream holds one execution for up to `maxStream`), so watchers can never take the
+   * concurrency the agent loop's functions need. Further streams are throttled (HTTP 429) until
+   * one ends. A reservation must leave the account 100 unreserved executions: an account whose
+   * concurrency quota is under 200 lowers it, or says `'unreserved'` (no reservation, no cap).
+   * @default 100
    */
-  readonly maxConcurrentStreams?: number;
+  readonly maxConcurrentStreams?: number | 'unreserved';
+  /**
+   * The most event streams one caller may have open at once; past it `429 TooManyStreams`.
+   * @default 10
+   */
+  readonly maxStreamsPerCaller?: number;
 }
+
+/** The streams open at once by default: a tenth of the default account quota of 1,000 concurrent executions. */
+export const defaultMaxConcurrentStreams = 100;
 
 /** The stream function's timeout: Lambda's longest. */
 export const streamTimeout = Duration.minutes(15);
@@ -63,12 +74,17 @@ export class LiveStream extends Construct {
     super(scope, id);
     const { storage, orchestrator } = props;
     const auth = props.auth ?? { type: 'iam' };
+    const reserved = props.maxConcurrentStreams ?? defaultMaxConcurrentStreams;
+    if (props.maxStreamsPerCaller !== undefined && !(Number.isInteger(props.maxStreamsPerCaller) && props.maxStreamsPerCaller > 0)) {
+      throw new Error(`maxStreamsPerCaller must be a positive whole number, not ${props.maxStreamsPerCaller}.`);
+    }
     this.function = new StepwiseFunction(this, 'Stream', {
       handler: 'stream',
       timeout: this.timeout,
       environment: {
         ...props.apiEnvironment,
         STEPWISE_STREAM_MAX_SECONDS: String(this.maxStream.toSeconds()),
+        STEPWISE_MAX_STREAMS_PER_CALLER: String(props.maxStreamsPerCaller ?? defaultMaxStreamsPerCaller),
         ...(auth.type === 'jwt'
           ? {
               STEPWISE_JWT_ISSUER: auth.issuer,
@@ -77,7 +93,7 @@ export class LiveStream extends Construct {
             }
           : {}),
       },
-      ...(props.maxConcurrentStreams !== undefined ? { reservedConcurrentExecutions: props.maxConcurrentStreams } : {}),
+      ...(reserved === 'unreserved' ? {} : { reservedConcurrentExecutions: reserved }),
       ...(props.bundledDefinitions ? { define: props.bundledDefinitions } : {}),
     });
     const fn = this.function.function;
@@ -91,6 +107,8 @@ export class LiveStream extends Construct {
     // lock, the caller's running runs, its agents' definitions, the orchestrator's start.
     storage.grantRunRecords(fn, 'readWrite');
     storage.grantIntakeRecords(fn);
+    // Each caller's open streams: a slot taken when a stream opens, given back when it ends.
+    storage.grantStreamSlots(fn);
     storage.grantAgentDefinitions(fn, 'write');
     orchestrator.grantStartExecution(fn);
     // ... and, with a daily limit, refuses it once the caller's day is spent (that day's sum).

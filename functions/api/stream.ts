@@ -4,13 +4,15 @@
  */
 import { RunAgentInputSchema } from '@ag-ui/core/schemas';
 import { EventEncoder } from '@ag-ui/encoder';
+import { randomUUID } from 'node:crypto';
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import * as z from 'zod';
 import { type CreateRunBody, createRunBody } from '../core/intake/request.js';
 import { type RunRequestRules } from '../core/intake/types.js';
 import type { Run } from '../core/runs/types.js';
-import { type FollowSettings, type RunEventSources } from '../core/stream/types.js';
+import type { Owner } from '../core/callers/types.js';
+import { type FollowSettings, type RunEventSources, type StreamSlots, TooManyStreams, defaultMaxStreamsPerCaller } from '../core/stream/types.js';
 import { RunEventReader } from '../core/stream/reader.js';
 import { defaultFollowSettings, followRun, readNow } from '../core/stream/follow.js';
 import { type ErrorLog, type Issue, NotImplemented, ValidationFailed } from './errors.js';
@@ -123,6 +125,31 @@ export interface StreamDeps {
   /** Polling, heartbeat and longest duration. @default defaultFollowSettings */
   stream?: Partial<FollowSettings>;
   log?: ErrorLog;
+  /** The open streams of each caller; no cap without it (tests of the stream alone). */
+  streamSlots?: StreamSlots;
+  /** The most streams one caller may have open at once. @default defaultMaxStreamsPerCaller */
+  maxStreamsPerCaller?: number;
+}
+
+/**
+ * Holds one of the caller's stream slots for a stream about to open (`429 TooManyStreams` when
+ * every one is held); answers the function that gives it back, once however often it is called.
+ */
+export async function holdStreamSlot(owner: Owner, deps: StreamDeps): Promise<() => Promise<void>> {
+  const slots = deps.streamSlots;
+  if (!slots) return async () => {};
+  const limit = deps.maxStreamsPerCaller ?? defaultMaxStreamsPerCaller;
+  const streamId = randomUUID();
+  if (!(await slots.take(owner, streamId, limit))) {
+    throw new TooManyStreams(`You have ${limit} event streams open, the most this deployment allows; close one, or resume later from the last cursor.`);
+  }
+  let released = false;
+  return async () => {
+    if (released) return;
+    released = true;
+    // A slot not given back is taken over once its lease runs out: a failure here costs a slot for a while, not the answer.
+    await slots.release(owner, streamId).catch((error: unknown) => (deps.log ?? console).error('Freeing a stream slot failed', error instanceof Error ? error : new Error(String(error))));
+  };
 }
 
 /**
@@ -135,18 +162,40 @@ export async function eventsPage(run: Run, after: string | undefined, deps: Stre
   return { items: events.map(({ cursor, event }) => ({ id: cursor, event: event as EventsPage['items'][number]['event'] })), done };
 }
 
+/** The run's reader and its first read. */
+async function openReader(run: Run, after: string | undefined, deps: StreamDeps) {
+  if (!deps.events) throw new NotImplemented('This deployment does not serve event streams.');
+  const reader = new RunEventReader(deps.events, run, after);
+  return { reader, first: await reader.tick() };
+}
+
 /**
  * Answers with a run's events after `after` (all of them without): 204 when the run has ended
  * and nothing follows the cursor, else a server-sent events stream that ends after the run's
  * last event, at the longest duration (with a comment naming the cursor to resume from), or
- * when the client goes away.
+ * when the client goes away. The stream holds one of the caller's stream slots while it lasts:
+ * the `owner`'s, taken once there is something to stream, or one held already (`release` gives it
+ * back).
  */
-export async function answerStream(c: Context, run: Run, after: string | undefined, deps: StreamDeps): Promise<Response> {
-  if (!deps.events) throw new NotImplemented('This deployment does not serve event streams.');
+export async function answerStream(
+  c: Context,
+  run: Run,
+  after: string | undefined,
+  deps: StreamDeps,
+  slot: { owner: Owner } | { release: () => Promise<void> },
+): Promise<Response> {
   const settings = { ...defaultFollowSettings, ...deps.stream };
-  const reader = new RunEventReader(deps.events, run, after);
-  const first = await reader.tick();
-  if (first.done && first.events.length === 0) return c.body(null, 204);
+  const held = 'release' in slot ? slot.release : undefined;
+  const opened = await openReader(run, after, deps).catch(async (error: unknown) => {
+    await held?.();
+    throw error;
+  });
+  if (opened.first.done && opened.first.events.length === 0) {
+    await held?.();
+    return c.body(null, 204);
+  }
+  // Taken after the first read, so a stream opens as soon as before and a 204 takes none.
+  const release = 'release' in slot ? slot.release : await holdStreamSlot(slot.owner, deps);
   // Proxies that buffer (nginx) pass the stream through as it comes.
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {
@@ -156,7 +205,7 @@ export async function answerStream(c: Context, run: Run, after: string | undefin
     stream.onAbort(abort);
     const encoder = new EventEncoder();
     try {
-      for await (const out of followRun(reader, first, { ...settings, signal: stop.signal })) {
+      for await (const out of followRun(opened.reader, opened.first, { ...settings, signal: stop.signal })) {
         if (out.kind === 'event') await stream.write(`id: ${out.cursor}\n${encoder.encodeSSE(out.event)}`);
         else if (out.kind === 'heartbeat') await stream.write(': keep-alive\n\n');
         else await stream.write(`: the stream ends after ${Math.round(settings.maxDurationMs / 1000)} s; resume with Last-Event-ID: ${out.cursor ?? ''}\n\n`);
@@ -165,9 +214,10 @@ export async function answerStream(c: Context, run: Run, after: string | undefin
       const failure = error instanceof Error ? error : new Error(String(error));
       if (deps.log) deps.log.error('Event stream failed', failure);
       else console.error(JSON.stringify({ level: 'error', message: 'Event stream failed', error: String(failure) }));
-      await stream.write(`: ${failure.name}; resume with Last-Event-ID: ${reader.cursor ?? ''}\n\n`);
+      await stream.write(`: ${failure.name}; resume with Last-Event-ID: ${opened.reader.cursor ?? ''}\n\n`);
     } finally {
       c.req.raw.signal.removeEventListener('abort', abort);
+      await release();
     }
   });
 }

@@ -24,6 +24,8 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     catalogs: wiring.catalogs,
     tokens: new SfnTaskTokens(sfn),
     events: wiring.events,
+    streamSlots: wiring.streamSlots,
+    maxStreamsPerCaller: wiring.env.STEPWISE_MAX_STREAMS_PER_CALLER,
     // Unset, a stream lasts the reader's default (14 minutes); the stack sets it on the stream function (docs/deploying.md, "The stream URL").
     ...(wiring.env.STEPWISE_STREAM_MAX_SECONDS ? { stream: { maxDurationMs: wiring.env.STEPWISE_STREAM_MAX_SECONDS * 1000 } } : {}),
   };

@@ -35,6 +35,7 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     newId: randomUUID,
     idempotency: wiring.idempotency,
     sessions: wiring.sessions,
+    slots: wiring.slots,
     approvalTools: wiring.env.STEPWISE_APPROVAL_TOOLS,
     agents: agentCatalogOf(wiring.env),
     agentStore: wiring.agentStore,

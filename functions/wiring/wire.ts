@@ -14,11 +14,12 @@ import { IamIdentity } from '../core/callers/types.js';
 import { type ContextPolicy, defaultContextPolicy } from '../core/compaction/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
 import type { ForkCopies } from '../core/fork/types.js';
-import type { IdempotencyStore, SessionLocks } from '../core/intake/types.js';
+import type { IdempotencyStore, RunSlots, SessionLocks } from '../core/intake/types.js';
 import type { LiveText, LiveTextReader } from '../core/live/types.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model/types.js';
 import type { RunStore } from '../core/runs/types.js';
-import type { RunEventSources } from '../core/stream/types.js';
+import { type RunEventSources, type StreamSlots, defaultMaxStreamsPerCaller } from '../core/stream/types.js';
+import { defaultFollowSettings } from '../core/stream/follow.js';
 import { type ExternalToolNames, type ToolCatalogStore, type ToolSource } from '../core/tools/external/types.js';
 import { ExternalTools, externalToolsConfig } from '../core/tools/external/external-tools.js';
 import { type PlanStore, type ToolLimits } from '../core/tools/types.js';
@@ -30,6 +31,7 @@ import { DynamoAgentDefinitionStore } from '../adapters/dynamo/agents.js';
 import { DynamoApprovalStore } from '../adapters/dynamo/approvals.js';
 import { DynamoConversationStore } from '../adapters/dynamo/conversations.js';
 import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/intake.js';
+import { DynamoRunSlots, DynamoStreamSlots } from '../adapters/dynamo/run-slots.js';
 import { DynamoLiveText } from '../adapters/dynamo/live-text.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
@@ -165,6 +167,8 @@ export const Env = z.object({
    * 15-minute timeout; unset, the reader's default of 14 minutes (the local server).
    */
   STEPWISE_STREAM_MAX_SECONDS: z.coerce.number().int().positive().optional(),
+  /** The most event streams one caller may have open at once (API and stream functions; `429 TooManyStreams` past it). */
+  STEPWISE_MAX_STREAMS_PER_CALLER: z.coerce.number().int().positive().default(defaultMaxStreamsPerCaller),
   /**
    * JWT mode, stream function: a function URL has no JWT authorizer, so the function verifies
    * tokens itself, as the HTTP API's authorizer does: issued by this issuer,
@@ -299,6 +303,10 @@ export interface Wiring {
   limits: ToolLimits;
   idempotency: IdempotencyStore;
   sessions: SessionLocks;
+  /** The slots of the running-runs quota (`STEPWISE_MAX_RUNNING_RUNS`). */
+  slots: RunSlots;
+  /** The slots of each caller's open event streams (`STEPWISE_MAX_STREAMS_PER_CALLER`). */
+  streamSlots: StreamSlots;
   approvals: ApprovalStore;
   /** Copies a fork's conversation and files (the API function's fork route). */
   forks: ForkCopies;
@@ -347,6 +355,8 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
       })
     : undefined;
   const liveText = new DynamoLiveText(new Documents(signalled), env.STEPWISE_TABLE);
+  // No run outlives the orchestrator's timeout: a session lock or quota slot held longer was lost.
+  const lease = env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {};
   return {
     ...(externalTools ? { externalTools } : {}),
     catalogs,
@@ -362,7 +372,10 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     plans: runs,
     limits: { ...defaultToolLimits, maxFileBytes: env.STEPWISE_MAX_FILE_BYTES },
     idempotency: new DynamoIdempotencyStore(doc, env.STEPWISE_TABLE),
-    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {}),
+    sessions: new DynamoSessionLocks(doc, env.STEPWISE_TABLE, lease),
+    slots: new DynamoRunSlots(doc, env.STEPWISE_TABLE, lease),
+    // A slot a crashed stream never gave back is free a minute after that stream would have ended.
+    streamSlots: new DynamoStreamSlots(doc, env.STEPWISE_TABLE, { leaseSeconds: (env.STEPWISE_STREAM_MAX_SECONDS ?? defaultFollowSettings.maxDurationMs / 1000) + 60 }),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
     budgets: budgetSettings(env),
     spend: new DynamoSpendStore(doc, env.STEPWISE_TABLE),

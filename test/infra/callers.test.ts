@@ -59,6 +59,7 @@ describe('least privilege in DynamoDB', () => {
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],
+      'slot#*': ['Query', 'UpdateItem'],
       'index owner#*': ['Query'],
       'index tenant#*': ['Query'],
       'index running#*': ['Query'],
@@ -69,7 +70,7 @@ describe('least privilege in DynamoDB', () => {
       'session#*': ['UpdateItem'],
     });
     // The event stream reads runs, their approvals, conversations and live text; POST /agui starts
-    // a run as POST /runs does. It writes no conversation or live item, and lists no runs.
+    // a run as POST /runs does (the quota's slots too). It writes no conversation or live item, and lists no runs.
     expect(dynamoAccess('LiveStreamRole')).toEqual({
       'conv#*': ['GetItem', 'Query'],
       'live#*': ['Query'],
@@ -77,14 +78,15 @@ describe('least privilege in DynamoDB', () => {
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],
-      'index running#*': ['Query'],
+      'slot#*': ['Query', 'UpdateItem'],
+      'stream#*': ['Query', 'UpdateItem'],
     });
     expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],
-      'index running#*': ['Query'],
+      'slot#*': ['Query', 'UpdateItem'],
     });
   });
 

@@ -19,11 +19,12 @@ const meant: Record<string, { items?: string[]; objects?: string[] }> = {
   ApprovalRole: { items: ['conversations', 'runs'], objects: ['conversations/'] },
   OrchestratorStateMachineRole: { items: ['runs'] },
   FrontDoorApiRole: {
-    items: ['runs', 'idempotency', 'sessions', 'running', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend'],
+    items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend'],
     objects: ['runs/', 'conversations/', 'workspaces/'],
   },
-  FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'agents', 'spend'], objects: ['runs/'] },
-  LiveStreamRole: { items: ['runs', 'conversations', 'live', 'idempotency', 'sessions', 'running', 'agents', 'spend'], objects: ['conversations/', 'runs/'] },
+  FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'spend'], objects: ['runs/'] },
+  // The stream function starts runs for POST /agui (a running-runs slot) and holds a slot per open stream.
+  LiveStreamRole: { items: ['runs', 'conversations', 'live', 'idempotency', 'sessions', 'running', 'slots', 'streams', 'agents', 'spend'], objects: ['conversations/', 'runs/'] },
   ExecutionEndedFunctionRole: { items: ['runs', 'sessions'], objects: ['runs/'] },
 };
 

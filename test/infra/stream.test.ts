@@ -61,6 +61,7 @@ describe('the live stream with IAM auth (the default)', () => {
       ...api.Properties.Environment.Variables,
       STEPWISE_HANDLER: 'stream',
       STEPWISE_STREAM_MAX_SECONDS: '840',
+      STEPWISE_MAX_STREAMS_PER_CALLER: '10',
     });
     expect(stream.Properties.Environment.Variables.STEPWISE_AUTH).toBe('iam');
   });
@@ -144,10 +145,20 @@ describe('the live stream with JWT auth', () => {
 });
 
 describe('the live stream\'s concurrency', () => {
-  it('is the account\'s unreserved concurrency by default, or reserved to maxConcurrentStreams', () => {
-    expect(functionOf(template, 'stream').Properties.ReservedConcurrentExecutions).toBeUndefined();
-    const { template: capped } = synthesize((app) => new StepwiseStack(app, 'Capped', { maxConcurrentStreams: 50 }));
-    expect(functionOf(capped, 'stream').Properties).toMatchObject({ ReservedConcurrentExecutions: 50, Timeout: 900 });
+  it('is reserved to 100 by default, leaving the agent loop the rest, and 10 streams per caller; both are settings', () => {
+    expect(functionOf(template, 'stream').Properties).toMatchObject({
+      ReservedConcurrentExecutions: 100,
+      Environment: { Variables: expect.objectContaining({ STEPWISE_MAX_STREAMS_PER_CALLER: '10' }) },
+    });
+    const { template: capped } = synthesize((app) => new StepwiseStack(app, 'Capped', { maxConcurrentStreams: 50, maxStreamsPerCaller: 3 }));
+    expect(functionOf(capped, 'stream').Properties).toMatchObject({
+      ReservedConcurrentExecutions: 50,
+      Timeout: 900,
+      Environment: { Variables: expect.objectContaining({ STEPWISE_MAX_STREAMS_PER_CALLER: '3' }) },
+    });
     capped.hasResourceProperties('AWS::Lambda::Url', Match.objectLike({ InvokeMode: 'RESPONSE_STREAM' }));
+    const { template: open } = synthesize((app) => new StepwiseStack(app, 'Unreserved', { maxConcurrentStreams: 'unreserved' }));
+    expect(functionOf(open, 'stream').Properties.ReservedConcurrentExecutions).toBeUndefined();
+    expect(() => synthesize((app) => new StepwiseStack(app, 'Zero', { maxStreamsPerCaller: 0 }))).toThrow('maxStreamsPerCaller must be a positive whole number, not 0.');
   });
 });

@@ -40,7 +40,7 @@ describe('the daily budget of a caller', () => {
     const b = local.book.add('b', costing(say('Done.'), 300_000));
     const startedB = await local.post('/runs', { goal: `${b} Answer.`, mode: 'single' });
     const runB = await ended(String(startedB.body.runId));
-    const spent = `The daily budget of $1 per caller is spent: your runs started on ${day} (UTC) have cost $1.2.`;
+    const spent = `The daily budget of $1 per caller is spent: your runs have spent $1.2 on ${day} (UTC).`;
     expect(runB).toMatchObject({ status: 'failed', error: { code: 'BudgetExceeded', message: spent } });
 
     // A new run is refused at intake, and nothing is written.

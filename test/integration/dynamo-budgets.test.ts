@@ -63,6 +63,16 @@ describe('DynamoRunStore, budgets and structured output', () => {
     expect(JSON.stringify(stored?.output?.schema)).toBe(JSON.stringify(schema));
   });
 
+  it('counts each call’s cost toward the day it was counted, once, and answers that day’s spend with the totals', async () => {
+    const { runs } = aws.wiring();
+    await runs.create(newRun('budget-run-days', 'goal', { createdAt: '2026-01-01T23:59:00.000Z' }));
+    expect((await runs.recordStep('budget-run-days', 'single', 0, { usage, costUsd: 0.5, day: '2026-01-01' }))?.spentByDay).toEqual({ '2026-01-01': 0.5 });
+    expect(await runs.recordStep('budget-run-days', 'single', 0, { usage, costUsd: 0.5, day: '2026-01-02' })).toBeUndefined();
+    expect((await runs.recordStep('budget-run-days', 'single', 1, { usage, costUsd: 0.25, day: '2026-01-02' }))?.spentByDay).toEqual({ '2026-01-02': 0.25 });
+    await runs.recordStep('budget-run-days', 'single', 2, { usage, costUsd: 0.5, day: '2026-01-02' });
+    expect(await runs.get('budget-run-days')).toMatchObject({ estimatedCostUsd: 1.25, spentByDay: { '2026-01-01': 0.5, '2026-01-02': 0.75 } });
+  });
+
   it('counts a step’s summary call and its answer apart, each once', async () => {
     const { runs } = aws.wiring();
     await runs.create(newRun('budget-run-2', 'goal'));

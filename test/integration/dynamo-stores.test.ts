@@ -3,10 +3,12 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { DynamoSessionLocks } from '../../functions/adapters/dynamo/intake.js';
+import { DynamoRunSlots, DynamoStreamSlots } from '../../functions/adapters/dynamo/run-slots.js';
 import type { NewMessage } from '../../functions/core/conversation/types.js';
 import { type ContentBlock, toolResult } from '../../functions/core/model/messages.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
+import { as, memoryApi } from '../support/api.js';
 
 const aws = useLocalAws();
 const meta = { runId: 'run-1', iteration: 0 };
@@ -279,6 +281,97 @@ describe('DynamoSessionLocks', () => {
     expect(await sessions.acquire('sess-lease', 'run-b', stuck)).toBe('run-a');
     now = new Date('2026-01-01T01:00:01Z');
     expect(await sessions.acquire('sess-lease', 'run-b', stuck)).toBe('run-b');
+  });
+});
+
+describe('the running-runs quota on DynamoDB', () => {
+  /** The API on the real run store, idempotency keys, session locks and slots, each request its own caller's. */
+  const quotaApi = (maxRunningRuns: number) => {
+    const { runs, idempotency, sessions, slots, events } = aws.wiring();
+    let n = 0;
+    const prefix = `quota-${Date.now()}-${counter++}`;
+    return { ...memoryApi({ runs, idempotency, sessions, slots, events, maxRunningRuns, newId: () => `${prefix}-${++n}` }), runs };
+  };
+
+  it('answers ten parallel POST /runs at a limit of two with two 202s and eight 429 TooManyRuns', async () => {
+    const api = quotaApi(2);
+    const caller = as(`racer-${Date.now()}`);
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api.request('POST', '/runs', { goal: 'Add 2 and 3.', mode: 'single' }, caller)));
+    const tally = (status: number) => answers.filter((a) => a.status === status).length;
+    expect({ accepted: tally(202), refused: tally(429), codes: [...new Set(answers.filter((a) => a.status === 429).map((a) => a.body.error?.code))] }).toEqual({
+      accepted: 2,
+      refused: 8,
+      codes: ['TooManyRuns'],
+    });
+    expect(api.starter.started).toHaveLength(2);
+  });
+
+  it('counts POST /agui as POST /runs, and frees a slot once its run ends', async () => {
+    const api = quotaApi(1);
+    const caller = as(`agui-${Date.now()}`);
+    const turn = (threadId: string) => ({ threadId, runId: `${threadId}-run`, messages: [{ id: 'm1', role: 'user', content: 'Hi' }], tools: [], context: [], state: {}, forwardedProps: {} });
+    expect((await api.request('POST', '/runs', { goal: 'Add 2 and 3.', mode: 'single' }, caller)).status).toBe(202);
+    const refused = await api.request('POST', '/agui', turn(`thread-${counter++}`), caller);
+    expect({ status: refused.status, code: refused.body.error?.code }).toEqual({ status: 429, code: 'TooManyRuns' });
+    const [first] = api.starter.started;
+    await api.request('POST', `/runs/${first?.runId}/cancel`, undefined, caller);
+    const thread = `thread-${counter++}`;
+    const accepted = await api.app.request('/agui', { method: 'POST', headers: { ...caller, 'content-type': 'application/json' }, body: JSON.stringify(turn(thread)) });
+    await accepted.body?.cancel();
+    expect(accepted.status).toBe(200);
+    expect((await api.runs.get(`${thread}-run`))?.status).toBe('running');
+  });
+});
+
+describe('DynamoRunSlots', () => {
+  it('take a slot over from a run that ended, from one with no record after the grace period, and from any once the lease ran out', async () => {
+    const { dynamo } = awsClients(readEnv(aws.env));
+    let now = new Date('2026-01-01T00:00:00Z');
+    const slots = new DynamoRunSlots(new Documents(dynamo), aws.emulators.table, { clock: () => now, leaseSeconds: 3_600 });
+    const owner = { principal: `slots-${Date.now()}` };
+    const states = new Map<string, boolean | undefined>([['run-a', true]]);
+    const isRunning = async (id: string) => states.get(id);
+    expect(await slots.take(owner, 'run-a', 2, isRunning)).toBe(true);
+    expect(await slots.take(owner, 'run-a', 2, isRunning)).toBe(true);
+    // run-b's intake is under way: no record yet.
+    expect(await slots.take(owner, 'run-b', 2, isRunning)).toBe(true);
+    expect(await slots.take(owner, 'run-c', 2, isRunning)).toBe(false);
+    now = new Date('2026-01-01T00:01:00Z');
+    expect(await slots.take(owner, 'run-c', 2, isRunning)).toBe(true);
+    states.set('run-c', true);
+    expect(await slots.take(owner, 'run-d', 2, isRunning)).toBe(false);
+    states.set('run-a', false);
+    expect(await slots.take(owner, 'run-d', 2, isRunning)).toBe(true);
+    states.set('run-d', true);
+    // A refused request gives its slot back at once.
+    await slots.release(owner, 'run-d');
+    expect(await slots.take(owner, 'run-e', 2, isRunning)).toBe(true);
+    states.set('run-e', true);
+    expect(await slots.take(owner, 'run-f', 2, isRunning)).toBe(false);
+    // No run outlives the orchestrator's timeout: a holder older than the lease was lost.
+    now = new Date('2026-01-01T01:01:00Z');
+    expect(await slots.take(owner, 'run-f', 2, isRunning)).toBe(true);
+    expect(await slots.take(owner, 'run-g', 2, isRunning)).toBe(true);
+    expect(await slots.take(owner, 'run-h', 2, isRunning)).toBe(false);
+  });
+});
+
+describe('DynamoStreamSlots', () => {
+  it('hold a slot per open stream until it is given back, and free one a crashed stream kept once its lease ran out', async () => {
+    const { dynamo } = awsClients(readEnv(aws.env));
+    let now = new Date('2026-01-01T00:00:00Z');
+    const streams = new DynamoStreamSlots(new Documents(dynamo), aws.emulators.table, { clock: () => now, leaseSeconds: 900 });
+    const owner = { principal: `streams-${Date.now()}` };
+    const runSlots = new DynamoRunSlots(new Documents(dynamo), aws.emulators.table, { clock: () => now });
+    const opened = await Promise.all(['s-1', 's-2', 's-3', 's-4'].map((id) => streams.take(owner, id, 2)));
+    expect(opened.filter(Boolean)).toHaveLength(2);
+    // The quota of running runs is another family: its slots are free.
+    expect(await runSlots.take(owner, 'run-1', 1, async () => true)).toBe(true);
+    expect(await streams.take(owner, 's-5', 2)).toBe(false);
+    now = new Date('2026-01-01T00:15:00Z');
+    expect(await streams.take(owner, 's-5', 2)).toBe(true);
+    await streams.release(owner, 's-5');
+    expect(await streams.take(owner, 's-6', 2)).toBe(true);
   });
 });
 

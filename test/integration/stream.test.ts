@@ -16,7 +16,8 @@ import { useLocalStack } from '../support/local-stack.js';
 import { type Frame, eventsOf, frames } from '../support/sse.js';
 import { aguiProblems } from '../support/stream-world.js';
 
-const local = useLocalStack({ STEPWISE_STREAM_MAX_SECONDS: '600' });
+// Twenty watchers of one caller at once: more than a caller's default cap on open streams (docs/http-api.md, "Limits on streams").
+const local = useLocalStack({ STEPWISE_STREAM_MAX_SECONDS: '600', STEPWISE_MAX_STREAMS_PER_CALLER: '50' });
 type Seen = { id: string; event: AGUIEvent }[];
 
 function open(runId: string, options: { after?: string; token?: string } = {}): Promise<Response> {

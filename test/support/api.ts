@@ -1,9 +1,11 @@
 /** The HTTP API on in-memory fakes, for route tests without I/O. */
 import { type ApiDeps, createApi } from '../../functions/api/app.js';
 import { bearerCallers } from '../../functions/api/callers.js';
-import { localCaller } from '../../functions/core/callers/types.js';
+import { type Owner, localCaller } from '../../functions/core/callers/types.js';
 import type { ForkCopies } from '../../functions/core/fork/types.js';
-import type { IdempotencyStore, OrchestratorInput, RunStarter, SessionLocks } from '../../functions/core/intake/types.js';
+import type { StreamSlots } from '../../functions/core/stream/types.js';
+import type { IdempotencyStore, OrchestratorInput, RunSlots, RunStarter, SessionLocks } from '../../functions/core/intake/types.js';
+import { ownerKey } from '../../functions/core/callers/access.js';
 import { MemoryApprovalStore, MemoryConversationStore, MemoryLiveTexts, MemoryRunStore, MemoryWorkspace, RecordingTokens, memoryEventSources } from './memory.js';
 
 export class RecordingStarter implements RunStarter {
@@ -48,6 +50,50 @@ export class MemorySessions implements SessionLocks {
   }
 }
 
+/** The running-runs quota's slots in memory: each owner's holders, a slot taken over once its holder no longer runs. */
+export class MemoryRunSlots implements RunSlots {
+  readonly holders = new Map<string, (string | undefined)[]>();
+  async take(owner: Owner, runId: string, limit: number, isRunning: (id: string) => Promise<boolean | undefined>) {
+    const slots = this.holders.get(ownerKey(owner)) ?? [];
+    this.holders.set(ownerKey(owner), slots);
+    if (slots.includes(runId)) return true;
+    for (let k = 0; k < limit; k++) {
+      if (slots[k] !== undefined) continue;
+      slots[k] = runId;
+      return true;
+    }
+    for (let k = 0; k < limit; k++) {
+      const holder = slots[k];
+      // A holder with no record yet is still starting: it keeps its slot. Checked again after the wait, as a conditional write would.
+      if (holder !== undefined && (await isRunning(holder)) === false && slots[k] === holder) {
+        slots[k] = runId;
+        return true;
+      }
+    }
+    return false;
+  }
+  async release(owner: Owner, runId: string) {
+    const slots = this.holders.get(ownerKey(owner)) ?? [];
+    const at = slots.indexOf(runId);
+    if (at >= 0) slots[at] = undefined;
+  }
+}
+
+/** The open streams' slots in memory: a stream holds one until it gives it back. */
+export class MemoryStreamSlots implements StreamSlots {
+  readonly slots = new MemoryRunSlots();
+  take(owner: Owner, streamId: string, limit: number) {
+    return this.slots.take(owner, streamId, limit, async () => true);
+  }
+  release(owner: Owner, streamId: string) {
+    return this.slots.release(owner, streamId);
+  }
+  /** How many streams are open, of every caller. */
+  open(): number {
+    return [...this.slots.holders.values()].flat().filter((holder) => holder !== undefined).length;
+  }
+}
+
 /** The API on fakes; `extra` adds or replaces dependencies (e.g. `approvalTools`, `allowedModels`). */
 export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const runs = new MemoryRunStore();
@@ -59,6 +105,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   const approvals = new MemoryApprovalStore(runs);
   const tokens = new RecordingTokens();
   const live = new MemoryLiveTexts();
+  const streamSlots = new MemoryStreamSlots();
   let n = 0;
   const workspace = (id: string) => {
     let w = workspaces.get(id);
@@ -86,6 +133,8 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
     starter,
     idempotency,
     sessions,
+    slots: new MemoryRunSlots(),
+    streamSlots,
     newId: () => `run-${++n}`,
     workspaceFor: workspace,
     approvals,
@@ -111,7 +160,7 @@ export function memoryApi(extra: Partial<ApiDeps> = {}) {
   };
   /** How many things were written anywhere: runs, starts, keys, session locks. */
   const writes = () => runs.runs.size + starter.started.length + idempotency.records.size + sessions.holders.size;
-  return { app, runs, conversations, live, workspace, starter, idempotency, sessions, approvals, tokens, request, writes };
+  return { app, runs, conversations, live, workspace, starter, idempotency, sessions, approvals, tokens, streamSlots, request, writes };
 }
 
 /**

@@ -156,7 +156,7 @@ export class MemoryRunStore implements RunStore {
     return true;
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver, withChildren }: StepOutcome): Promise<RunTotals | undefined> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver, withChildren, day }: StepOutcome): Promise<RunTotals | undefined> {
     const run = this.runs.get(runId);
     const step = `${runId}/${agent}#${iteration}${call === 'summary' ? '#summary' : ''}`;
     if (!run || this.counted.has(step)) return undefined;
@@ -171,7 +171,9 @@ export class MemoryRunStore implements RunStore {
       mine[k] += usage[k];
     }
     run.estimatedCostUsd = (run.estimatedCostUsd ?? 0) + (costUsd ?? 0);
-    return { usage: { ...run.usage }, estimatedCostUsd: run.estimatedCostUsd, ...(withChildren ? { childCostUsd: run.childCostUsd ?? 0 } : {}) };
+    const spent = day ? { [day]: (run.spentByDay?.[day] ?? 0) + (costUsd ?? 0) } : undefined;
+    if (spent) run.spentByDay = { ...run.spentByDay, ...spent };
+    return { usage: { ...run.usage }, estimatedCostUsd: run.estimatedCostUsd, ...(withChildren ? { childCostUsd: run.childCostUsd ?? 0 } : {}), ...(spent ? { spentByDay: spent } : {}) };
   }
 
   /** Newest first, by owner or tenant, as the table's indexes list them; the cursor is an offset. */

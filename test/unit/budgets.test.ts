@@ -142,11 +142,32 @@ describe('the daily budget of a caller', () => {
     // Another run of alice's spends the rest of the day meanwhile.
     await spend.recordRun(owner, day, 'run-2', 0.7);
     await expect(inferenceStep({ runId: 'run-1', agent: 'single', iteration: 1 }, core.deps)).rejects.toEqual(
-      new BudgetExceeded('The daily budget of $1 per caller is spent: your runs started on 2026-01-01 (UTC) have cost $1.'),
+      new BudgetExceeded('The daily budget of $1 per caller is spent: your runs have spent $1 on 2026-01-01 (UTC).'),
     );
     expect(core.model.requests).toHaveLength(1);
     // Bob's day is his own.
     expect(await spend.spentOn({ principal: 'iss#bob' }, day)).toBe(0);
+  });
+
+  it('counts spend toward the day it was spent: a run started before midnight stops once the new day is spent (it spent $6.36 against $1 when counted toward its start day)', async () => {
+    const spend = new MemorySpendStore();
+    const core = await pricedCore({ createdAt: `${day}T23:59:00.000Z` });
+    let now = new Date(`${day}T23:59:30Z`);
+    Object.assign(core.deps, { spend, budgets: { dailyMaxUsd: 1 }, clock: () => now });
+    // $0.636 a call (42,400 output tokens at $15 per million): ten of them are the $6.36 the review saw.
+    const priced = (turn: ScriptedTurn): ScriptedTurn => ({ ...turn, usage: tokens(0, 42_400) });
+    for (let i = 0; i < 9; i++) core.model.addTurn(priced(use([`toolu_${i}`, 'calculator', { operation: 'add', a: i, b: 1 }])));
+    core.model.addTurn(priced(say('done')));
+    await inferenceStep({ runId: 'run-1', agent: 'single', iteration: 0 }, core.deps);
+    await toolStep({ runId: 'run-1', agent: 'single', seq: 1, toolUseId: 'toolu_0' }, core.deps);
+    now = new Date('2026-01-02T00:00:30Z');
+    await expect(loop(core)).rejects.toEqual(
+      new BudgetExceeded('The daily budget of $1 per caller is spent: your runs have spent $1.272 on 2026-01-02 (UTC).'),
+    );
+    expect(core.model.requests).toHaveLength(3);
+    expect(await spend.spentOn(owner, day)).toBeCloseTo(0.636, 12);
+    expect(await spend.spentOn(owner, '2026-01-02')).toBeCloseTo(1.272, 12);
+    expect(core.runs.runs.get('run-1')?.spentByDay).toEqual({ [day]: expect.closeTo(0.636, 12), '2026-01-02': expect.closeTo(1.272, 12) });
   });
 
   it('refuses a new run at intake once spent, writing nothing; the next day it starts', async () => {
@@ -156,7 +177,7 @@ describe('the daily budget of a caller', () => {
     const deps = { runs: new MemoryRunStore(), starter: new RecordingStarter(), newId: () => 'run-9', clock: () => new Date(today), spend, budgets: { dailyMaxUsd: 1 } };
     const body = { goal: 'Go.', mode: 'single' as const, maxIterations: 5 };
     await expect(createRun(body, deps, { caller: { ...owner, scopes: [] } })).rejects.toEqual(
-      new BudgetExceeded('The daily budget of $1 per caller is spent: your runs started on 2026-01-01 (UTC) have cost $1.5. Runs can start again tomorrow (UTC).'),
+      new BudgetExceeded('The daily budget of $1 per caller is spent: your runs have spent $1.5 on 2026-01-01 (UTC). Runs can start again tomorrow (UTC).'),
     );
     expect([deps.runs.runs.size, deps.starter.started.length]).toEqual([0, 0]);
     today = '2026-01-02T00:00:00Z';

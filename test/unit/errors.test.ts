@@ -17,10 +17,11 @@ import * as loop from '../../functions/core/steps/types.js';
 import * as model from '../../functions/core/model/types.js';
 import * as runs from '../../functions/core/runs/types.js';
 import * as stepInput from '../../functions/core/steps/input.js';
+import * as stream from '../../functions/core/stream/types.js';
 import * as external from '../../functions/core/tools/external/types.js';
 import * as workspace from '../../functions/core/workspace/types.js';
 
-const modules = [agents, approvals, budgets, callers, errors, fork, intake, loop, model, runs, stepInput, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
+const modules = [agents, approvals, budgets, callers, errors, fork, intake, loop, model, runs, stepInput, stream, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
 
 /** Every concrete class of the family the modules export, one instance each. */
 function family(): errors.StepwiseError[] {
@@ -79,6 +80,7 @@ describe('the error family', () => {
       { name: 'StoreUnavailable', code: 'StoreUnavailable', status: 500, transient: true },
       { name: 'StoredDataInvalid', code: 'StoredDataInvalid', status: 500, transient: false },
       { name: 'TooManyRuns', code: 'TooManyRuns', status: 429, transient: false },
+      { name: 'TooManyStreams', code: 'TooManyStreams', status: 429, transient: false },
       { name: 'ToolUnavailable', code: 'ToolUnavailable', status: 500, transient: true },
       { name: 'Unauthenticated', code: 'Unauthenticated', status: 401, transient: false },
       { name: 'UnsupportedMediaType', code: 'UnsupportedMediaType', status: 400, transient: false },

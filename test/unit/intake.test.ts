@@ -7,7 +7,7 @@ import { type CreateRunBody, createRunBody } from '../../functions/core/intake/r
 import { type DeadLetters, type IntakeDeps, IdempotencyConflict, SessionBusy } from '../../functions/core/intake/types.js';
 import { bodyHash, cancelRun, createRun } from '../../functions/core/intake/create.js';
 import { intakeEvent } from '../../functions/core/intake/events.js';
-import { MemoryIdempotency, MemorySessions, RecordingStarter } from '../support/api.js';
+import { MemoryIdempotency, MemoryRunSlots, MemorySessions, RecordingStarter } from '../support/api.js';
 import { MemoryRunStore, newRun } from '../support/memory.js';
 
 const caller = { principal: 'iss#alice', scopes: [] };
@@ -23,6 +23,7 @@ function intake(extra: Omit<Partial<IntakeDeps>, 'runs' | 'starter'> = {}) {
     starter: new RecordingStarter(),
     idempotency: new MemoryIdempotency(),
     sessions: new MemorySessions(),
+    slots: new MemoryRunSlots(),
     newId: () => `run-${++n}`,
     clock: () => new Date(now),
     ...extra,
@@ -100,6 +101,33 @@ describe('createRun', () => {
     await expect(createRun(body, deps, { caller, idempotencyKey: 'k2' })).rejects.toThrow(
       new TooManyRuns('You have 1 runs running, the most this deployment allows; wait for one to end or cancel one.'),
     );
+  });
+
+  it('marks a run whose start failed and was never retried failed once it has waited ten minutes, freeing its quota slot', async () => {
+    let clock = new Date(now);
+    const deps = intake({ maxRunningRuns: 1, clock: () => clock });
+    // A run left `idle` by a start that failed (a transient fault no repeat came to cure) holds the only slot.
+    await deps.runs.create(newRun('lost', 'g', { owner, phase: 'idle', createdAt: now }));
+    await deps.slots.take(owner, 'lost', 1, async () => true);
+    clock = new Date(Date.parse(now) + 9 * 60_000);
+    await expect(createRun(body, deps, { caller })).rejects.toThrow(TooManyRuns);
+    expect((await deps.runs.get('lost'))?.status).toBe('running');
+
+    clock = new Date(Date.parse(now) + 10 * 60_000);
+    expect(await createRun(body, deps, { caller })).toEqual({ runId: 'run-2', status: 'running', phase: 'idle' });
+    expect(await deps.runs.get('lost')).toMatchObject({
+      status: 'failed',
+      phase: 'failed',
+      error: { code: 'StartFailed', message: 'The run never started: it was still waiting to start 10 minutes after it was created.' },
+    });
+  });
+
+  it('never takes a slot from a run that started, however old', async () => {
+    const deps = intake({ maxRunningRuns: 1, clock: () => new Date(Date.parse(now) + 86_400_000) });
+    await deps.runs.create(newRun('busy', 'g', { owner, phase: 'executing', createdAt: now }));
+    await deps.slots.take(owner, 'busy', 1, async () => true);
+    await expect(createRun(body, deps, { caller })).rejects.toThrow(TooManyRuns);
+    expect((await deps.runs.get('busy'))?.status).toBe('running');
   });
 
   it('refuses an Idempotency-Key sent again with another body', async () => {
@@ -287,7 +315,7 @@ describe('intakeEvent', () => {
 
   it('lets a fault that a redelivery may cure escape, for the event to be retried', async () => {
     const { deps, letters } = eventIntake();
-    deps.runs.countRunning = async () => {
+    deps.slots.take = async () => {
       throw new ModelUnavailable('the table is throttled');
     };
     await expect(intakeEvent(requested({}), { ...deps, maxRunningRuns: 1 })).rejects.toThrow('the table is throttled');

@@ -1,5 +1,5 @@
 import { EventType } from '@ag-ui/core';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { as, memoryApi } from '../support/api.js';
 import { eventsOf, parseSse } from '../support/sse.js';
 import { aguiProblems } from '../support/stream-world.js';
@@ -155,5 +155,47 @@ describe('POST /agui', () => {
     expect(res.body.error?.code).toBe('ValidationFailed');
     expect(res.body.error?.issues?.map((i) => i.path)).toContain(path);
     expect(api.writes()).toBe(0);
+  });
+});
+
+describe('limits on streams', () => {
+  const held = { maxStreamsPerCaller: 2, stream: { maxDurationMs: 60_000, fastPollMs: 5, idlePollMs: 10 } };
+  const turn = (threadId: string) => ({ threadId, runId: `${threadId}-run`, messages: [{ id: 'm1', role: 'user', content: 'Hi' }], tools: [], context: [], state: {}, forwardedProps: {} });
+
+  it('refuses a caller’s stream past its open streams with 429 TooManyStreams, /agui too (starting no run); another caller’s is its own; a stream that ends gives its slot back', async () => {
+    const api = memoryApi(held);
+    await api.request('POST', '/runs', { goal: 'Add 2 and 3.', mode: 'single' }, alice);
+    await api.request('POST', '/runs', { goal: 'Add 2 and 3.', mode: 'single' }, bob);
+    const watch = (caller: Record<string, string>, runId: string) => api.app.request(`/runs/${runId}/events`, { headers: caller });
+    const [first, second] = [await watch(alice, 'run-1'), await watch(alice, 'run-1')];
+    expect([first.status, second.status]).toEqual([200, 200]);
+
+    const third = await api.request('GET', '/runs/run-1/events', undefined, alice);
+    expect({ status: third.status, code: third.body.error?.code }).toEqual({ status: 429, code: 'TooManyStreams' });
+    const agui = await api.request('POST', '/agui', turn('thread-1'), alice);
+    expect({ status: agui.status, code: agui.body.error?.code, run: await api.runs.get('thread-1-run') }).toEqual({ status: 429, code: 'TooManyStreams', run: undefined });
+    const bobs = await watch(bob, 'run-2');
+    expect(bobs.status).toBe(200);
+
+    // The client goes away: the stream ends and frees its slot.
+    await first.body?.cancel();
+    await vi.waitFor(() => expect(api.streamSlots.open()).toBe(2));
+    const again = await watch(alice, 'run-1');
+    expect(again.status).toBe(200);
+    await Promise.all([second, bobs, again].map((res) => res.body?.cancel()));
+    await vi.waitFor(() => expect(api.streamSlots.open()).toBe(0));
+  });
+
+  it('gives the slot back when nothing streams: a finished run’s 204, an unknown run, a refused /agui run', async () => {
+    const api = memoryApi({ ...held, maxRunningRuns: 1 });
+    await api.request('POST', '/runs', { goal: 'Add 2 and 3.', mode: 'single' }, alice);
+    await api.runs.finish('run-1', { status: 'succeeded', phase: 'complete' });
+    const replay = await api.app.request('/runs/run-1/events', { headers: alice });
+    await replay.text();
+    await api.request('POST', '/runs', { goal: 'Add 2 and 3.', mode: 'single' }, alice);
+    const refused = await api.request('POST', '/agui', turn('thread-2'), alice);
+    expect(refused.body.error?.code).toBe('TooManyRuns');
+    expect((await api.request('GET', '/runs/run-9/events', undefined, alice)).status).toBe(404);
+    expect(api.streamSlots.open()).toBe(0);
   });
 });

@@ -6,7 +6,9 @@
  *   run#<runId>             the run record, approvals, tool catalog (runs.ts, approvals.ts, tool-catalog.ts)
  *   idem#<ownerKey>:<key>   idempotency keys                      (intake.ts)
  *   session#<ownerKey>/<id> session locks                         (intake.ts)
- *   spend#<ownerKey>#<day>  what each run of an owner started that day cost (spend.ts)
+ *   spend#<ownerKey>#<day>  what each run of an owner spent that day (spend.ts)
+ *   slot#<ownerKey>         the slots of an owner's running runs, the quota (run-slots.ts)
+ *   stream#<ownerKey>       the slots of an owner's open event streams (run-slots.ts)
  *   live#<runId>            the answers being generated, per model call (adapters/dynamo/live-text.ts)
  *   agent#<name>            the versions of an agent definition runs follow (agents.ts)
  *
@@ -24,6 +26,8 @@ export const itemFamilies = {
   spend: 'spend#',
   live: 'live#',
   agents: 'agent#',
+  slots: 'slot#',
+  streams: 'stream#',
   byOwner: 'owner#',
   byTenant: 'tenant#',
   running: 'running#',

@@ -74,9 +74,23 @@ export function decodeCursor(cursor: string, partitionKey: string, partition: st
   return parsed as Record<string, string>;
 }
 
+/** A run's spend of one UTC day: the top-level number `spent#<yyyy-mm-dd>` on its record (see `recordStep`). */
+export const spentPrefix = 'spent#';
+
+/** The days of a stored run item's own spend, by day. */
+export function spentByDayOf(item: Record<string, unknown>): Record<string, number> {
+  return Object.fromEntries(
+    Object.entries(item)
+      .filter(([name, value]) => name.startsWith(spentPrefix) && typeof value === 'number')
+      .map(([name, value]) => [name.slice(spentPrefix.length), value as number]),
+  );
+}
+
 /** A run's totals from the attributes an update that added to them answered (`UPDATED_NEW`). */
 export function totalsOf(totals: Record<string, unknown>): RunTotals {
+  const spentByDay = spentByDayOf(totals);
   return {
+    ...(Object.keys(spentByDay).length ? { spentByDay } : {}),
     usage: {
       inputTokens: Number(totals.inputTokens ?? 0),
       outputTokens: Number(totals.outputTokens ?? 0),

@@ -16,7 +16,7 @@ import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
 import { queryAll } from './conversations.js';
 import { itemFamilies, runIndexes, runningAttribute } from './layout.js';
-import { decodeCursor, encodeCursor, fromStoredResult, indexFor, indexKeys, key, toStoredResult, totalsOf, usageMaps } from './run-items.js';
+import { decodeCursor, encodeCursor, fromStoredResult, indexFor, indexKeys, key, spentByDayOf, spentPrefix, toStoredResult, totalsOf, usageMaps } from './run-items.js';
 
 /** Goals larger than this are kept in S3 so no run item nears DynamoDB's 400 KB item limit. */
 const inlineGoalBytes = 32 * 1024;
@@ -92,6 +92,8 @@ export class DynamoRunStore implements RunStore {
       ...rest
     } = item;
     for (const name of Object.keys(rest)) if (name.startsWith(countedPrefix)) delete rest[name];
+    const spentByDay = spentByDayOf(rest);
+    for (const name of Object.keys(spentByDay)) delete rest[`${spentPrefix}${name}`];
     let goal = rest.goal;
     if (typeof goalRef === 'string') {
       goal = this.goals.get(goalRef) ?? (await this.options.blobs.get(goalRef));
@@ -106,6 +108,7 @@ export class DynamoRunStore implements RunStore {
       ...(agentResults && Object.keys(agentResults).length
         ? { agentResults: Object.fromEntries(Object.entries(agentResults as Record<string, Record<string, unknown>>).map(([place, r]) => [place, fromStoredResult(r)])) }
         : {}),
+      ...(Object.keys(spentByDay).length ? { spentByDay } : {}),
       usage: {
         inputTokens: inputTokens ?? 0,
         outputTokens: outputTokens ?? 0,
@@ -152,7 +155,7 @@ export class DynamoRunStore implements RunStore {
     }
   }
 
-  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver, withChildren }: StepOutcome): Promise<RunTotals | undefined> {
+  async recordStep(runId: string, agent: AgentName, iteration: number, { usage, costUsd, result, call, handsOver, withChildren, day }: StepOutcome): Promise<RunTotals | undefined> {
     // Each call is counted once: an agent's steps run one after another, and within a step its
     // summary before its answer, so a mark that only grows (2 × iteration, + 1 for the answer)
     // tells a counted call from a new one in a few bytes, where a set of every counted step made
@@ -168,10 +171,17 @@ export class DynamoRunStore implements RunStore {
           UpdateExpression:
             'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
             '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
-            `#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost${withChildren ? ', childCostUsd :zero' : ''} ` +
+            `#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost${withChildren ? ', childCostUsd :zero' : ''}${day ? ', #spentDay :cost' : ''} ` +
             `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? (handsOver ? ', agentResults.#agent = :result' : ', #result = :result') : ''}`,
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
-          ExpressionAttributeNames: { '#agent': agent, '#byAgent': 'usageByAgent', '#counted': `${countedPrefix}${agent}`, ...(result && !handsOver ? { '#result': 'result' } : {}) },
+          ExpressionAttributeNames: {
+            '#agent': agent,
+            '#byAgent': 'usageByAgent',
+            '#counted': `${countedPrefix}${agent}`,
+            ...(result && !handsOver ? { '#result': 'result' } : {}),
+            // One top-level number per day (no map to create first), added to as the totals are.
+            ...(day ? { '#spentDay': `${spentPrefix}${day}` } : {}),
+          },
           ExpressionAttributeValues: {
             ':in': usage.inputTokens,
             ':out': usage.outputTokens,

@@ -1,11 +1,11 @@
 /**
  * The daily spend of each caller on DynamoDB: one partition per owner and UTC day, one item per
- * run started that day.
+ * run that spent that day (whenever it started).
  *
  *   pk = spend#<ownerKey>#<yyyy-mm-dd>,  sk = run#<runId>   { usd, expiresAt }   (TTL on expiresAt)
  *
- * Each item copies its run's cost from the run record, which counts every step once (a set of
- * counted steps); the copy only ever raises `usd` (a conditional update), so a retried step, or
+ * Each item copies what its run spent that day from the run record, which counts every call once,
+ * toward the day it was counted (`spent#<day>`); the copy only ever raises `usd` (a conditional update), so a retried step, or
  * one whose copy was lost, changes nothing or catches up. The day's spend is the sum of the
  * partition (one Query). One counter item per day would need a marker per step to count each
  * once, and those would have to share its 400 KB; a transaction across two items is not what the

@@ -3,7 +3,7 @@ import { createRoute } from '@hono/zod-openapi';
 import { createRun } from '../../core/intake/create.js';
 import { ClientRunId } from '../../core/intake/request.js';
 import { json, jsonBody, refusal, routes } from '../middleware.js';
-import { AguiRunInput, answerStream, eventStream, runBodyOf } from '../stream.js';
+import { AguiRunInput, answerStream, eventStream, holdStreamSlot, runBodyOf } from '../stream.js';
 import type { ApiDeps } from '../types.js';
 
 /** The AG-UI route. */
@@ -24,16 +24,25 @@ export function aguiRoutes(deps: ApiDeps) {
         400: refusal('Invalid input; `issues` names each bad field.'),
         404: refusal('The run id is one of a run the caller may not see (the answer to a missing run).'),
         409: refusal('The thread has a running run.'),
-        429: refusal('Too many runs running.'),
+        429: refusal('Too many runs running (`TooManyRuns`), the daily budget spent (`BudgetExceeded`), or as many streams open as the deployment allows (`TooManyStreams`).'),
       },
     }),
     async (c) => {
       const input = c.req.valid('json');
       const runId = ClientRunId.safeParse(input.runId).success ? input.runId : undefined;
-      const started = await createRun(runBodyOf(input, deps), deps, { caller: c.var.caller, ...(runId ? { runId } : {}) });
-      const run = await deps.runs.get(started.runId);
-      if (!run) throw new Error(`Run ${started.runId} vanished after it was created.`);
-      return answerStream(c, run, undefined, deps);
+      const body = runBodyOf(input, deps);
+      // The stream's slot first: a caller with every stream open starts no run it could not watch.
+      const release = await holdStreamSlot(c.var.caller, deps);
+      let run;
+      try {
+        const started = await createRun(body, deps, { caller: c.var.caller, ...(runId ? { runId } : {}) });
+        run = await deps.runs.get(started.runId);
+        if (!run) throw new Error(`Run ${started.runId} vanished after it was created.`);
+      } catch (error) {
+        await release();
+        throw error;
+      }
+      return answerStream(c, run, undefined, deps, { release });
     },
   );
 }

@@ -24,9 +24,10 @@ export function eventRoutes(deps: ApiDeps) {
         204: { description: 'The run has ended and no event follows the cursor.' },
         400: refusal('A cursor that this run\'s stream did not give (`InvalidCursor`).'),
         ...noRun,
+        429: refusal('The caller has as many streams open as the deployment allows (`TooManyStreams`).'),
       },
     }),
-    async (c) => answerStream(c, c.var.run, c.req.valid('header')['Last-Event-ID'] ?? c.req.valid('query').after, deps),
+    async (c) => answerStream(c, c.var.run, c.req.valid('header')['Last-Event-ID'] ?? c.req.valid('query').after, deps, { owner: c.var.caller }),
   )
     .openapi(
       createRoute({

@@ -20,8 +20,8 @@ export const budgetsFeature: InferenceFeature = {
  * Ends the run with `BudgetExceeded` once its budget, or its owner's daily budget, is spent:
  * checked before each model call (`spent` is `before`: the run as the step read it) and after
  * each call was counted (the run's totals as the count answered them, or `read`: read again,
- * when the count found the call counted already), its cost copied into its owner's daily counter
- * first. The calls of `turn`, the turn that crossed the budget, are answered as not run, so none
+ * when the count found the call counted already), its cost copied into its owner's counter of the
+ * day it was counted toward first. The calls of `turn`, the turn that crossed the budget, are answered as not run, so none
  * of them runs and the conversation stays whole.
  */
 async function stopIfSpent(step: InferenceStep, spent: 'before' | 'read' | RunTotals, turn?: StoredMessage): Promise<void> {
@@ -34,9 +34,13 @@ async function stopIfSpent(step: InferenceStep, spent: 'before' | 'read' | RunTo
     spent === 'before' ? run : spent === 'read' ? ((await deps.runs.get(run.runId)) ?? run) : { ...run, ...spent };
   let reason = runBudgetSpent(current);
   if (daily && deps.spend && current.owner) {
-    // A child run counts its own spend in the daily counter: the parent, only what is its own.
-    const cost = (current.estimatedCostUsd ?? 0) - (current.childCostUsd ?? 0);
-    if (counted && cost > 0) await deps.spend.recordRun(current.owner, dayOf(current.createdAt), current.runId, cost);
+    // The run's own calls, by the day each was counted toward (a child run counts its own): the
+    // day just counted, or every day of the run when the count was made before (a retried step).
+    if (counted) {
+      for (const [day, cost] of Object.entries(current.spentByDay ?? {})) {
+        if (cost > 0) await deps.spend.recordRun(current.owner, day, current.runId, cost);
+      }
+    }
     const today = dayOf((deps.clock ?? (() => new Date()))());
     reason ??= dailyBudgetSpent(await deps.spend.spentOn(current.owner, today), deps.budgets?.dailyMaxUsd, today);
   }

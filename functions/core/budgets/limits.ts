@@ -1,7 +1,8 @@
 /**
  * Budgets (docs/costs.md, "Budgets"): spend is what the run record counts (`usage`,
  * `estimatedCostUsd`), so a budget is checked against exactly what was called; the daily spend of
- * a caller is the sum of what its runs cost, each run counted toward the UTC day it started.
+ * a caller is the sum of what its runs' calls cost that UTC day, each call counted toward the day it
+ * was made, whenever its run started.
  */
 import type { Usage } from '../model/messages.js';
 import type { Run } from '../runs/types.js';
@@ -45,7 +46,7 @@ export function runBudgetSpent(run: Pick<Run, 'budget' | 'usage' | 'estimatedCos
 /** Why a caller may start or run nothing more today, if its daily budget is spent. */
 export function dailyBudgetSpent(spent: number, dailyMaxUsd: number | undefined, day: string): string | undefined {
   if (dailyMaxUsd === undefined || spent < dailyMaxUsd) return undefined;
-  return `The daily budget of ${usd(dailyMaxUsd)} per caller is spent: your runs started on ${day} (UTC) have cost ${usd(spent)}.`;
+  return `The daily budget of ${usd(dailyMaxUsd)} per caller is spent: your runs have spent ${usd(spent)} on ${day} (UTC).`;
 }
 
 /** What the model is told of a call of the turn that crossed a budget. */

@@ -41,14 +41,14 @@ export interface BudgetSettings {
 /** Once spent, the run's, or its caller's daily, budget stops the run (and refuses new runs: 429). */
 export class BudgetExceeded extends named('BudgetExceeded') {}
 
-/** What the runs of one caller cost, per UTC day: the daily limit's counter. */
+/** What the runs of one caller spent, per UTC day: the daily limit's counter. */
 export interface SpendStore {
-  /** What the owner's runs that started on `day` (`yyyy-mm-dd`, UTC) have cost so far, in USD. */
+  /** What the owner's runs spent on `day` (`yyyy-mm-dd`, UTC) so far, in USD, whenever they started. */
   spentOn(owner: Owner, day: string): Promise<number>;
   /**
-   * Raises what run `runId` (the owner's, started on `day`) is known to have cost to `usd`.
-   * Never lowers it, so a repeat (a retried step) changes nothing: the run record's cost is
-   * counted once per step, and this copies it.
+   * Raises what run `runId` (the owner's) is known to have spent on `day` to `usd`. Never lowers
+   * it, so a repeat (a retried step) changes nothing: the run record counts each call once toward
+   * its day (`spentByDay`), and this copies it.
    */
   recordRun(owner: Owner, day: string, runId: string, usd: number): Promise<void>;
 }

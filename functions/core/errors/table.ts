@@ -42,6 +42,7 @@ export const errorTable = {
   ForkTooLarge: { status: 409 },
   FileTooLarge: { status: 413 },
   TooManyRuns: { status: 429 },
+  TooManyStreams: { status: 429 },
   BudgetExceeded: { status: 429 },
   NotImplemented: { status: 501 },
 

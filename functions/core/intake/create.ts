@@ -200,10 +200,6 @@ export async function createRun(
     return { runId, status: existing.status, phase: existing.phase };
   }
 
-  // Stryker disable next-line ConditionalExpression: a count is never >= undefined, so the guard only saves the count
-  if (deps.maxRunningRuns !== undefined && (await deps.runs.countRunning(owner)) >= deps.maxRunningRuns) {
-    throw new TooManyRuns(`You have ${deps.maxRunningRuns} runs running, the most this deployment allows; wait for one to end or cancel one.`);
-  }
   await refuseWhenDailySpent(owner, clock(), deps);
   if (idempotencyKey && deps.idempotency) {
     // Two first requests racing: the claim that stands names the run both answer with.
@@ -211,17 +207,29 @@ export async function createRun(
     if (claim.bodyHash !== hash) throw new IdempotencyConflict('This Idempotency-Key was used with a different request body.');
     runId = claim.runId;
   }
-  // The session is locked for the run id that stands, before its record exists.
-  if (body.sessionId && deps.sessions) {
-    const isRunning = async (id: string) => {
-      const holder = await deps.runs.get(id);
-      return holder ? holder.status === 'running' : undefined;
-    };
-    const holder = await deps.sessions.acquire(sessionLockId(owner, body.sessionId), runId, isRunning);
-    if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
+  const isRunning = (id: string) => stillRunning(id, deps, clock());
+  // The quota is a slot taken with a conditional write for the run id that stands, never a count
+  // then a write: parallel requests cannot all pass it.
+  const slotted = deps.maxRunningRuns !== undefined;
+  if (deps.maxRunningRuns !== undefined) {
+    if (!deps.slots) throw new Error('Stepwise is misconfigured: a running-runs limit needs its slots.');
+    if (!(await deps.slots.take(owner, runId, deps.maxRunningRuns, isRunning))) {
+      throw new TooManyRuns(`You have ${deps.maxRunningRuns} runs running, the most this deployment allows; wait for one to end or cancel one.`);
+    }
   }
-  // A fork's history and files are in place before its record exists, so no step ever sees a partial copy.
-  if (options.fork) await options.fork.copy(runId);
+  try {
+    // The session is locked for the run id that stands, before its record exists.
+    if (body.sessionId && deps.sessions) {
+      const holder = await deps.sessions.acquire(sessionLockId(owner, body.sessionId), runId, isRunning);
+      if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
+    }
+    // A fork's history and files are in place before its record exists, so no step ever sees a partial copy.
+    if (options.fork) await options.fork.copy(runId);
+  } catch (error) {
+    // Refused before its record exists: the slot goes back at once, not after the grace period.
+    if (slotted && !(await deps.runs.get(runId))) await deps.slots?.release(owner, runId);
+    throw error;
+  }
   const now = clock().toISOString();
   // The agents' own gates, rules and budgets apply with the deployment's and the run's: the stricter wins.
   // Each source's gates and rules stay a layer of their own, so a rule approves only what its own source gated (DESIGN §16).
@@ -277,6 +285,30 @@ export async function createRun(
     throw error;
   }
   return { runId, status: stored.status, phase: stored.phase };
+}
+
+/**
+ * How long a run may stay `idle` before the intake takes it for one whose start failed and was
+ * never retried: its orchestrator marks the phase within seconds of starting, and a repeat of the
+ * request (which starts it) comes sooner than this.
+ */
+export const startGraceSeconds = 10 * 60;
+
+/**
+ * Whether a run that holds a quota slot or a session lock still runs (`undefined`: no record yet,
+ * its intake under way). A run left `idle` past the grace period never started: it is marked
+ * failed (`StartFailed`) here, so it neither counts against the quota nor holds its session forever.
+ */
+export async function stillRunning(runId: string, deps: Pick<IntakeDeps, 'runs'>, now: Date): Promise<boolean | undefined> {
+  const run = await deps.runs.get(runId);
+  if (!run) return undefined;
+  if (run.status !== 'running') return false;
+  if (run.phase !== 'idle' || Date.parse(run.createdAt) > now.getTime() - startGraceSeconds * 1000) return true;
+  await deps.runs.failIfRunning(runId, {
+    code: 'StartFailed' satisfies ErrorName,
+    message: `The run never started: it was still waiting to start ${startGraceSeconds / 60} minutes after it was created.`,
+  });
+  return false;
 }
 
 /** Refuses a new run once the caller's runs of today have spent its daily budget (429 `BudgetExceeded`). */

@@ -4,7 +4,7 @@
 import type { Definitions } from '../definitions/types.js';
 import type { AgentDefinitionStore } from '../agents/types.js';
 import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
-import { type Caller } from '../callers/types.js';
+import { type Caller, type Owner } from '../callers/types.js';
 import { named } from '../errors/errors.js';
 import type { ForkedFrom, Run, RunStore } from '../runs/types.js';
 import { type ExternalToolNames } from '../tools/external/types.js';
@@ -63,6 +63,23 @@ export interface SessionLocks {
   release(sessionId: string, runId: string): Promise<void>;
 }
 
+/**
+ * The running-runs quota as slots, one per run an owner may have running, each taken with a
+ * conditional write, so parallel requests cannot race past the limit (docs/callers-and-security.md,
+ * "Quotas"). A slot frees itself: it is taken over once its holder no longer runs, so no end of a
+ * run (the orchestrator's own, a cancel, the execution-ended rule) has to give it back.
+ */
+export interface RunSlots {
+  /**
+   * Gives `runId` one of the owner's `limit` slots (`true`; also when it holds one already): a
+   * free one, or one whose holder no longer runs (`isRunning` is `false`; `undefined`, a run with
+   * no record yet, keeps its slot for a grace period). `false` when every slot is held.
+   */
+  take(owner: Owner, runId: string, limit: number, isRunning: (runId: string) => Promise<boolean | undefined>): Promise<boolean>;
+  /** Frees the slot `runId` holds, if any (a request refused after it took one). */
+  release(owner: Owner, runId: string): Promise<void>;
+}
+
 export interface IntakeDeps {
   runs: RunStore;
   starter: RunStarter;
@@ -82,6 +99,8 @@ export interface IntakeDeps {
   allowedModels?: readonly string[];
   /** The most runs one principal may have running at once; no limit when absent. */
   maxRunningRuns?: number;
+  /** The slots that hold the limit (needed when `maxRunningRuns` is set). */
+  slots?: RunSlots;
   /** Event sources trusted to start runs on behalf of another caller (`onBehalfOf`). */
   trustedSources?: readonly string[];
   /** The default budget of a run and the daily limit per caller; none when absent. */

@@ -111,6 +111,11 @@ export const Run = z.object({
    * without a known price add nothing.
    */
   estimatedCostUsd: z.number().nonnegative().optional(),
+  /**
+   * What the run's own model calls cost, per UTC day the calls were counted (`yyyy-mm-dd`): the
+   * days its owner's daily budget counts them toward (a child run's calls are the child's).
+   */
+  spentByDay: z.record(z.string(), z.number().nonnegative()).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
 });
@@ -140,7 +145,7 @@ export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): Ag
 }
 
 /** What a step needs of its run record besides the conversation (docs/costs.md, "Budgets"; docs/http-api.md, "Structured output"). */
-export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd'>;
+export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd' | 'spentByDay'>;
 
 /** What one inference step adds to its run. */
 export interface StepOutcome {
@@ -159,6 +164,8 @@ export interface StepOutcome {
    * @default 'answer'
    */
   call?: 'answer' | 'summary';
+  /** The UTC day the call is counted toward (`yyyy-mm-dd`): its cost is added to `spentByDay` of that day. */
+  day?: string;
 }
 
 /** What a run has spent so far, in total. */
@@ -166,6 +173,8 @@ export type RunTotals = Pick<Run, 'usage'> & {
   estimatedCostUsd: number;
   /** The part of `estimatedCostUsd` its child runs spent (counted by them in their owner's daily spend). */
   childCostUsd?: number;
+  /** The day the call was counted toward, with what the run's own calls spent on it so far. */
+  spentByDay?: Record<string, number>;
 };
 
 /** Durable run records. */

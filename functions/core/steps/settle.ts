@@ -7,6 +7,7 @@
 import type { Compaction, Conversation, StoredMessage } from '../conversation/types.js';
 import { toolUses } from '../model/messages.js';
 import { estimateCost } from '../model/prices.js';
+import { dayOf } from '../budgets/limits.js';
 import { handsOver, type RunResult } from '../runs/types.js';
 import type { Answer, InferenceFeature, InferenceStep } from './hooks.js';
 import type { InferenceResult } from './types.js';
@@ -67,6 +68,8 @@ export async function count(
         usage,
         // Stryker disable next-line ConditionalExpression: a cost of 0 for an unpriced call adds nothing to the run's cost
         ...(costUsd !== undefined ? { costUsd } : {}),
+        // Spend counts toward the day it is counted, not the day the run started (docs/costs.md, "Budgets").
+        day: dayOf((step.deps.clock ?? (() => new Date()))()),
         ...(result ? { result, ...(handsOver(step.run, step.input.agent) ? { handsOver: true } : {}) } : {}),
         ...(call === 'summary' ? { call } : {}),
         ...(step.profile.agentTools.size ? { withChildren: true } : {}),

@@ -9,6 +9,8 @@ import { type ContentBlock, type Role, type ToolResultBlock } from '../model/mes
 import { type ConversationRecord, type MessageMeta } from '../conversation/types.js';
 import type { AgentName } from '../agents/types.js';
 import { type Run } from '../runs/types.js';
+import type { Owner } from '../callers/types.js';
+import { named } from '../errors/errors.js';
 
 /** One event of a run's stream and its cursor (the SSE `id`). */
 export interface PositionedEvent {
@@ -155,3 +157,21 @@ export interface FollowOptions extends FollowSettings {
   now?: () => number;
   sleep?: (ms: number, signal: AbortSignal) => Promise<void>;
 }
+
+/** The most event streams one caller may have open at once, unless the deployment says otherwise. */
+export const defaultMaxStreamsPerCaller = 10;
+
+/**
+ * The open streams of each caller, capped (docs/http-api.md, "Limits on streams"): a slot per
+ * stream, taken with a conditional write when it opens and given back when it ends. A slot whose
+ * stream never gave it back (its function crashed) is taken over once it is older than a stream
+ * can live.
+ */
+export interface StreamSlots {
+  /** Takes one of the owner's `limit` slots for stream `streamId`; `false` when all are held. */
+  take(owner: Owner, streamId: string, limit: number): Promise<boolean>;
+  release(owner: Owner, streamId: string): Promise<void>;
+}
+
+/** The caller has as many streams open as the deployment allows (429). */
+export class TooManyStreams extends named('TooManyStreams') {}
