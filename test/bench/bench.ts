@@ -20,6 +20,7 @@ import { startLocalStack } from '../../local/stack.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
+import { checksReport, measureChecks } from './checks.js';
 import { consoleReport, measureConsole } from './console.js';
 import { IterationProfile, inferenceStarts, phasesOf, requestKinds } from './iteration.js';
 import { requestsReport } from './requests.js';
@@ -309,6 +310,8 @@ for (const b of await bundles()) {
 }
 
 console.log(callersReport(await measureCallers()));
+
+console.log(checksReport(measureChecks()));
 
 console.log(startupReport(await measureStartup()));
 
