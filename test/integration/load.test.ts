@@ -31,7 +31,7 @@ function crashOnceAfterWork(name: string, handler: LocalHandler): LocalHandler {
 }
 
 const local = useLocalStack({}, { wrapHandler: crashOnceAfterWork });
-const runs = 50;
+const runs = 32;
 
 describe('load', () => {
   it(`runs ${runs} multi-agent runs at once, each step crashed once after its work, without losing or duplicating a message or an edit`, async () => {

@@ -86,7 +86,7 @@ describe('the multi-agent workflow', () => {
         const failedAt = orchestrator?.trail.indexOf('MarkFailed') ?? -1;
         if (failedAt >= 0) expect(orchestrator?.trail.slice(failedAt)).toEqual(['MarkFailed', 'LoadFailedUsage', 'EmitFailed', 'RunFailed']);
       }),
-      { numRuns: 100 },
+      { numRuns: 64 },
     );
   }, 300_000);
 });
