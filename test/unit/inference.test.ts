@@ -299,13 +299,16 @@ describe('inferenceStep of a cancelled run', () => {
     c.model.addTurn(say('5'));
     const first = await inferenceStep({ runId: c.runId, agent: 'single', iteration: 0 }, c.deps);
     await toolStep({ runId: c.runId, agent: 'single', seq: first.seq, toolUseId: 'toolu_1' }, c.deps);
+    const announced: string[] = [];
     const starter = {
       start: () => Promise.resolve(),
       stop: () => Promise.reject(new OrchestratorUnavailable('StopExecution failed: ThrottlingException')),
-      announceCancelled: () => Promise.resolve(),
+      announceCancelled: (runId: string) => Promise.resolve(void announced.push(runId)),
     };
 
     await expect(cancelRun(c.runId, { runs: c.runs, starter })).rejects.toThrow('StopExecution failed');
+    // The cancel is announced all the same: the run is cancelled, whatever its execution does next.
+    expect(announced).toEqual([c.runId]);
     // The execution goes on: its next step refuses before the model is asked.
     await expect(inferenceStep({ runId: c.runId, agent: 'single', iteration: 1 }, c.deps)).rejects.toThrow(RunCancelled);
     expect(c.model.requests).toHaveLength(1);

@@ -27,11 +27,18 @@ import { type CreateRunOptions, defaultMaxIterations, IdempotencyConflict, type 
 export async function cancelRun(runId: string, deps: Pick<IntakeDeps, 'runs' | 'starter'>): Promise<boolean> {
   // Repeatable: a cancel whose stop or announcement failed can be sent again and completes then.
   if (!(await deps.runs.cancel(runId)) && (await deps.runs.get(runId))?.status !== 'cancelled') return false;
-  await deps.starter.stop(runId, 'Cancelled on request.');
+  // A stop that fails still leaves the run cancelled: its next step sees the record and calls the
+  // model no more, so its children are cancelled and the cancel announced (once, by its execution's
+  // name) all the same; then the failure is reported, and the cancel may be sent again.
+  const stopped = await deps.starter.stop(runId, 'Cancelled on request.').then(
+    () => undefined,
+    (error: unknown) => ({ error }),
+  );
   // Stopping the run stopped its child runs' nested executions too: their records say so.
   const run = await deps.runs.get(runId);
   if (run) for await (const child of descendantsOf(run, deps.runs)) await deps.runs.cancel(child.runId);
   await deps.starter.announceCancelled(runId);
+  if (stopped) throw stopped.error;
   return true;
 }
 
