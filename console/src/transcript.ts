@@ -44,6 +44,8 @@ export interface Approval {
   message?: string;
   /** The input the reviewer approved instead of the model's. */
   edited?: unknown;
+  /** Why the call waits when no gate names its tool: `egress-after-untrusted`. */
+  gate?: string;
 }
 
 export interface ToolItem {
@@ -256,7 +258,10 @@ function custom(t: Transcript, name: string, v: Record<string, unknown>): Transc
       return { ...added, usage: addUsage(t.usage, usage), costUsd: t.costUsd + (cost ?? 0) };
     }
     case 'stepwise.approval_requested':
-      return updateItem(t, str(v.toolCallId), 'tool', (item) => ({ ...item, approval: { ...item.approval, input: v.input } }));
+      return updateItem(t, str(v.toolCallId), 'tool', (item) => {
+        const gate = str(v.gate);
+        return { ...item, approval: { ...item.approval, input: v.input, ...(gate ? { gate } : {}) } };
+      });
     case 'stepwise.approval_decided': {
       const decision = v.decision === 'approve' || v.decision === 'deny' ? v.decision : undefined;
       if (!decision) return t;

@@ -68,6 +68,15 @@ describe('the transcript fold', () => {
     expect(statusOf(asked)).toBe('running');
   });
 
+  it('keeps why a call waits when no gate names its tool (egress after untrusted content)', () => {
+    const requested = scenario.events.findIndex(({ event }) => event.name === 'stepwise.approval_requested');
+    const events = scenario.events.slice(0, requested + 1).map((e, i) =>
+      i === requested ? { ...e, event: { ...e.event, value: { ...(e.event.value as object), gate: 'egress-after-untrusted' } } } : e,
+    );
+    expect(waitingCalls(fold(events)).map((c) => c.approval?.gate)).toEqual(['egress-after-untrusted']);
+    expect(waitingCalls(fold(scenario.events.slice(0, requested + 1))).map((c) => c.approval?.gate)).toEqual([undefined]);
+  });
+
   it('shows every event once however a resumed stream overlaps what was seen (no duplicate, no gap)', () => {
     const whole = shown(fold(scenario.events));
     fc.assert(

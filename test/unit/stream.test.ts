@@ -259,6 +259,17 @@ describe('the run event stream', () => {
     ]);
   });
 
+  it('says why a call waits that no gate names: the run read untrusted content and the call sends data out', async () => {
+    const world = new World(run1({ phase: 'executing' }));
+    const conversation = 'run/run-1/single';
+    put(world, conversation, 0, 'user', [{ type: 'text', text: 'Post it' }]);
+    put(world, conversation, 1, 'assistant', [{ type: 'tool_use', id: 'toolu_p', name: 'chat__post', input: { text: 'hi' } }]);
+    world.approvals.set('toolu_p', { runId: 'run-1', toolUseId: 'toolu_p', agent: 'single', conversationId: conversation, seq: 1, name: 'chat__post', input: { text: 'hi' }, requestedAt: '2026-01-01T00:00:05.000Z', gate: 'egress-after-untrusted' });
+    const events = (await new RunEventReader(world, structuredClone(world.run)).tick()).events.map((e) => e.event);
+    const requested = events.filter((e) => e.type === EventType.CUSTOM && e.name === 'stepwise.approval_requested').map((e) => (e as { value: unknown }).value);
+    expect(requested).toEqual([expect.objectContaining({ toolCallId: 'toolu_p', gate: 'egress-after-untrusted' })]);
+  });
+
   it('shows an approval request while the call waits, reading only the run partition until a decision', async () => {
     const world = new World(run1({ phase: 'executing', approvals: { tools: ['write_file'] } }));
     const conversation = 'run/run-1/single';

@@ -251,6 +251,7 @@ function waitingCall(runId: string, t: Transcript, call: ToolItem & { agent: str
     // The transcript has the whole input; the request may carry a shortened copy.
     input: inputOf(call) ?? call.approval?.input,
     agent: call.agent,
+    ...(call.approval?.gate ? { gate: call.approval.gate } : {}),
     ...(Number.isInteger(seq) ? { seq } : {}),
     ...(said ? { said } : {}),
   };

@@ -275,6 +275,7 @@ function calls(emit: (event: AGUIEvent) => void, context: SlotContext, message: 
           input: approval.input,
           agent,
           ...(approval.inputTruncated ? { inputTruncated: true } : {}),
+          ...(approval.gate ? { gate: approval.gate } : {}),
           requestedAt: approval.requestedAt,
         }),
       );
