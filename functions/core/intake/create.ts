@@ -17,7 +17,7 @@ import type { ErrorName } from '../errors/table.js';
 import { zeroUsage } from '../model/messages.js';
 import { descendantsOf } from '../runs/descendants.js';
 import type { Run } from '../runs/types.js';
-import { builtinCatalog, type CreateRunBody, targetOf } from './request.js';
+import { answeringAgent, builtinCatalog, type CreateRunBody, targetOf } from './request.js';
 import { type CreateRunOptions, defaultMaxIterations, IdempotencyConflict, type IntakeDeps, RunIdTaken, SessionBusy } from './types.js';
 
 /**
@@ -247,9 +247,9 @@ export async function createRun(
     layer('run', body.approvals),
   ]);
   const budget = definitions.reduce((b, d) => stricter(b, d.budget), runBudget(body.budget, deps.budgets));
-  // The answering agent's own schema (a one-agent run's agent, a workflow's last), else the request's.
-  const answering = plan.mode === 'single' ? plan.agent : plan.agents.at(-1)?.definition;
-  const output = answering?.output ?? body.output;
+  // The answering agent's own schema (a one-agent run's agent, a workflow's last), else the request's:
+  // the agent the body's check names (request.ts), so the two never disagree.
+  const output = answeringAgent(targetOf(body), deps.agents)?.output ?? body.output;
   await storeDefinitions(deps.agentStore, [...plan.agents, ...plan.callees.map((definition) => ({ place: definition.name, definition }))]);
   const run: Run = {
     runId,
