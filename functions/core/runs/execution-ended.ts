@@ -87,22 +87,18 @@ export async function markEndedRun(event: unknown, deps: ExecutionEndedDeps): Pr
   if (!run) return { marked: false, runId, reason: 'No such run.' };
 
   let outcome: ExecutionEndedOutcome = { marked: false, runId, reason: `The run is ${run.status} already.` };
-  let error: RunError | undefined = run.error;
+  const ended = { code: executionEndedCodes[status.data], message: messageFor(status.data, detail.error, detail.cause) };
   if (run.status === 'running') {
-    error = {
-      code: executionEndedCodes[status.data],
-      message: messageFor(status.data, detail.error, detail.cause),
-      ...(run.currentAgent ? { agent: run.currentAgent } : {}),
-    };
+    const error: RunError = { ...ended, ...(run.currentAgent ? { agent: run.currentAgent } : {}) };
     // Conditional: the run's own states, or a cancel, may have ended it since it was read.
     if (await deps.runs.failIfRunning(runId, error)) outcome = { marked: true, runId, status: status.data, error };
     else outcome = { marked: false, runId, reason: 'The run ended meanwhile.' };
   }
   // Its child runs' nested executions ended with it, also when its own states recorded its failure
-  // (the execution then ends FAILED at RunFailed): those still marked running fail the same way.
-  // A cancelled run's children were cancelled with it (the cancel walks them).
-  if (run.status !== 'cancelled' && run.children && Object.keys(run.children).length) {
-    const why = error ?? { code: executionEndedCodes[status.data], message: messageFor(status.data, detail.error, detail.cause) };
+  // (the execution then ends FAILED at RunFailed, the run's error saying why): those still marked
+  // running fail the same way. A cancelled run's children were cancelled with it (the cancel walks them).
+  if (run.status !== 'cancelled') {
+    const why = (run.status === 'failed' && run.error) || ended;
     for await (const child of descendantsOf(run, deps.runs)) {
       await deps.runs.failIfRunning(child.runId, { code: why.code, message: `Its parent run ${child.parentRunId} ended: ${why.message}`, agent: child.agent });
     }
