@@ -121,16 +121,8 @@ describe('a team’s own agents', () => {
     const newTag = local.book.add('pinned-new', { turn: say('feature') });
     const body = createRunBody(newDoor).parse({ goal: `${newTag} Add dark mode.`, agent: 'triage' });
     const { runId: newRun } = await createRun(body, newDoor, { caller: localCaller });
-    // (Not waitFor: it waits for the stack to be idle, and the first run waits for a reviewer.)
-    const ended = async (runId: string) => {
-      for (let tries = 0; tries < 500; tries++) {
-        const { body } = await local.get(`/runs/${runId}`);
-        if (body.status !== 'running') return body;
-        await new Promise((r) => setTimeout(r, 20));
-      }
-      throw new Error(`Run ${runId} is still running.`);
-    };
-    expect(await ended(newRun)).toMatchObject({ status: 'succeeded', agent: { name: 'triage', version: versionOf(changed) } });
+    // Not until the stack is idle: the first run waits for a reviewer meanwhile.
+    expect(await local.waitFor(newRun, 10_000, { idle: false })).toMatchObject({ status: 'succeeded', agent: { name: 'triage', version: versionOf(changed) } });
 
     // The first run goes on with the instructions it started with, and stays on its version.
     expect((await local.post(`/runs/${oldRun}/approvals/toolu_pin`, { decision: 'approve' })).status).toBe(202);

@@ -62,7 +62,8 @@ export interface StackFixture {
   get(path: string): Promise<{ status: number; body: Record<string, unknown> }>;
   /** Starts a single-mode run and waits until it stops running. */
   run(goal: string, extra?: Record<string, unknown>): Promise<Run>;
-  waitFor(runId: string, timeoutMs?: number): Promise<Run>;
+  /** Polls the run until it stops running, then (unless `idle: false`, when another run waits on purpose) until the stack is idle. */
+  waitFor(runId: string, timeoutMs?: number, options?: { idle?: boolean }): Promise<Run>;
   /** Polls the run, read as the caller `token` names (the local caller without one), until `count` calls wait for a decision, each on a task token. */
   waitingOn(runId: string, count: number, options?: { token?: string }): Promise<RunView>;
 }
@@ -127,11 +128,12 @@ async function openFixture(fixture: StackFixture, env: Record<string, string>, o
   fixture.post = (path, body) => call('POST', path, body);
   fixture.request = (method, path, { body, token } = {}) => call(method, path, body, token);
   fixture.get = (path) => call('GET', path);
-  fixture.waitFor = async (runId, timeoutMs = 60_000) => {
+  fixture.waitFor = async (runId, timeoutMs = 60_000, { idle = true } = {}) => {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
       const { body } = await fixture.get(`/runs/${runId}`);
       if (body.status !== 'running') {
+        if (!idle) return body as unknown as Run;
         await fixture.stack.runtime.idle();
         return (await fixture.get(`/runs/${runId}`)).body as unknown as Run;
       }
