@@ -1,6 +1,9 @@
 import { availableParallelism } from 'node:os';
 import { configDefaults, defineConfig } from 'vitest/config';
 
+/** Unit tests that need a fresh module state: they load handler modules wired from the environment. */
+const isolatedUnitTests = ['test/unit/telemetry.test.ts', 'test/unit/api.test.ts'];
+
 export default defineConfig({
   test: {
     setupFiles: ['test/support/setup.ts'],
@@ -13,7 +16,21 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     env: { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
     projects: [
-      { extends: true, test: { name: 'runtime', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, 'test/infra/**'] } },
+      // Unit tests share their workers' loaded modules (a fresh process per file spent more time
+      // importing than testing); the files that wire handler modules from the environment, or
+      // otherwise depend on a fresh module state, run isolated with the rest.
+      { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...isolatedUnitTests], isolate: false } },
+      // The local stacks of one run share their synthesized templates (test/support/template-cache.ts).
+      {
+        extends: true,
+        test: {
+          name: 'runtime',
+          include: ['test/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, 'test/infra/**', 'test/unit/**'],
+          globalSetup: ['test/support/template-cache.ts'],
+        },
+      },
+      { extends: true, test: { name: 'unit-isolated', include: isolatedUnitTests } },
       // The CDK tests share one synthesized StepwiseStack, built only when one of them runs.
       // A CDK test that synthesizes a stack of its own computes for tens of seconds (more while the
       // type check runs beside the tests): its limit is for a hang, not for a slow core.

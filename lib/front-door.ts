@@ -10,6 +10,7 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
+import { externalToolNamesEnvironment } from '../functions/core/tools/external/names.js';
 import type { ExternalToolNames } from '../functions/core/tools/external/types.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
@@ -106,18 +107,6 @@ export function budgetEnvironment(budgets: BudgetProps = {}): Record<string, str
     env[variable] = String(value);
   }
   return env;
-}
-
-/**
- * The external tools as the API and intake functions are told of them: names only, which approval
- * policies may use (`STEPWISE_MCP_SERVER_NAMES`, `STEPWISE_LAMBDA_TOOL_NAMES`); the local stack
- * tells its API the same way.
- */
-export function externalToolNamesEnvironment(names?: ExternalToolNames): Record<string, string> {
-  return {
-    ...(names?.mcpServers.length ? { STEPWISE_MCP_SERVER_NAMES: names.mcpServers.join(',') } : {}),
-    ...(names?.lambdaTools.length ? { STEPWISE_LAMBDA_TOOL_NAMES: names.lambdaTools.join(',') } : {}),
-  };
 }
 
 /** Lambda's retries of an intake invocation that threw, before it goes to the dead letters (at most 2). */

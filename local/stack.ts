@@ -13,8 +13,7 @@ import { localHostsOf, refuseLocally } from './guard.js';
 import { apiWiring } from '../functions/wiring/api.js';
 import { externalConfig, localCredentials, readExternalToolsEnv, wire } from '../functions/wiring/wire.js';
 import { configuredDefinitions } from '../functions/wiring/agents.js';
-import { externalToolNames } from '../functions/core/tools/external/names.js';
-import { externalToolNamesEnvironment } from '../lib/front-door.js';
+import { externalToolNames, externalToolNamesEnvironment } from '../functions/core/tools/external/names.js';
 import { createApi } from '../functions/api/app.js';
 import { bearerCallers } from '../functions/api/callers.js';
 import { localCaller } from '../functions/core/callers/types.js';
@@ -22,7 +21,8 @@ import { type DeadLetters } from '../functions/core/intake/types.js';
 import { intakeEvent } from '../functions/core/intake/events.js';
 import { runRequestedDetailType } from '../functions/core/intake/request.js';
 import { executionEndedPattern } from '../functions/core/runs/execution-ended.js';
-import { localAccount, localExternalToolProps, localFunctions, localResources, localStateMachines, synthesizeTemplate } from './definitions.js';
+import { localAccount, localFunctions, localResources, localStateMachines } from './definitions.js';
+import { localTemplate } from './template.js';
 import { type LocalIssuer, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
 import { type RequestCounter, localRegion, startEmulators } from './stand-ins/emulators.js';
@@ -105,12 +105,14 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       workflows: options.stackProps?.workflows ?? (configured.workflows as StepwiseStackProps['workflows']),
     };
     // The stack checks the definitions as `cdk synth` does, against the tools and models this machine has.
-    const template = synthesizeTemplate((app) => ({
-      ...localExternalToolProps(app, external),
-      ...options.stackProps,
-      ...definitions,
-      allowedModels: [...(options.stackProps?.allowedModels ?? []), ...localAllowedModels(source, definitions.agents)],
-    }));
+    const template = await localTemplate({
+      external,
+      stackProps: {
+        ...options.stackProps,
+        ...definitions,
+        allowedModels: [...(options.stackProps?.allowedModels ?? []), ...localAllowedModels(source, definitions.agents)],
+      },
+    });
     const emulators = await emulatorsStarting;
     const lambdas = await startLambdaApi();
     undo.push(() => lambdas.close());

@@ -6,7 +6,8 @@ import '../../local/polyfills.js';
 import { Duration } from 'aws-cdk-lib';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
-import { localExternalToolProps, localResources, localStateMachines, synthesizeTemplate } from '../../local/definitions.js';
+import { localResources, localStateMachines } from '../../local/definitions.js';
+import { localExternalToolProps, synthesizeTemplate } from '../../local/synth.js';
 
 /** The state machines as the local stack loads them. */
 function definitions(props: Parameters<typeof synthesizeTemplate>[0] = {}) {

@@ -13,6 +13,18 @@ export function externalToolNames(config: { mcpServers: readonly { name: string 
 }
 
 /**
+ * The external tools as the API and intake functions are told of them: names only, which approval
+ * policies may use (`STEPWISE_MCP_SERVER_NAMES`, `STEPWISE_LAMBDA_TOOL_NAMES`); the local stack
+ * tells its API the same way. (The stack sets them on those functions: lib/front-door.ts.)
+ */
+export function externalToolNamesEnvironment(names?: ExternalToolNames): Record<string, string> {
+  return {
+    ...(names?.mcpServers.length ? { STEPWISE_MCP_SERVER_NAMES: names.mcpServers.join(',') } : {}),
+    ...(names?.lambdaTools.length ? { STEPWISE_LAMBDA_TOOL_NAMES: names.lambdaTools.join(',') } : {}),
+  };
+}
+
+/**
  * Whether the model may call a configured external tool by `name`: a Lambda tool's name, or
  * `<server>__<tool>` of a configured MCP server with a tool part that `mcpToolName` could make
  * (server names have no "_", so the first "__" ends the server's).
