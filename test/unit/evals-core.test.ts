@@ -199,12 +199,13 @@ describe('evaluateCase', () => {
     expect(evaluateCase(kase, { error: 'HTTP 400: unknown agent', durationMs: 5 })).toMatchObject({ status: 'error', error: 'HTTP 400: unknown agent', checks: [], durationMs: 5 });
     expect(evaluateCase(kase, { observed: observed({ status: 'cancelled' }), verdicts }).status).toBe('error');
     const fault = observed({ status: 'failed', error: { code: 'ScriptExhausted', message: 'no turns left' } });
-    expect(evaluateCase(kase, { observed: fault, verdicts })).toMatchObject({ status: 'error', error: 'the run failed: ScriptExhausted: no turns left' });
+    expect(evaluateCase(kase, { observed: fault, verdicts })).toMatchObject({ status: 'error', error: 'the run failed: ScriptExhausted: no turns left', checks: [] });
     expect(evaluateCase(kase, { observed: observed(), judgeError: 'the judge run failed' })).toMatchObject({ status: 'error', error: 'the grader failed: the judge run failed' });
   });
 
   it("fails (not errors) a run that ended by the agent's own failure, whatever its checks say", () => {
     const spent = observed({ status: 'failed', error: { code: 'MaxIterationsExceeded', message: 'limit 3' } });
     expect(evaluateCase(kase, { observed: spent, verdicts })).toMatchObject({ status: 'fail', error: 'the run failed: MaxIterationsExceeded: limit 3' });
+    expect(evaluateCase(kase, { observed: spent, verdicts }).checks.map((c) => c.pass)).toEqual([true, true]);
   });
 });

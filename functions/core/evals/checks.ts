@@ -131,11 +131,13 @@ export function evaluateCase(kase: EvalCase, outcome: CaseOutcome): CaseResult {
   const { observed } = outcome;
   const checks = kase.expect.map((check, i) => evaluateCheck(check, observed, outcome.verdicts?.get(i)));
   const { status, error } = statusOf(observed, checks, outcome.judgeError);
+  // A run that ended by no doing of the agent's was not judged: its checks are not reported as failed.
+  const judged = status === 'error' && observed.status !== 'succeeded' ? [] : checks;
   return {
     ...base,
     status,
     runId: observed.runId,
-    checks,
+    checks: judged,
     ...(error ? { error } : {}),
     costUsd: observed.costUsd,
     tokens: observed.tokens,
