@@ -4,7 +4,7 @@
  */
 import { schemaProblems } from '../output/answer.js';
 import { checkPath } from '../workspace/paths.js';
-import { type EvalCase, EvalSuite, maxCaseFileBytes, type SuiteIssue } from './types.js';
+import { Check, EvalCase, EvalSuite, maxCaseFileBytes, type SuiteIssue } from './types.js';
 
 export type SuiteReading = { ok: true; suite: EvalSuite } | { ok: false; issues: SuiteIssue[] };
 
@@ -13,33 +13,47 @@ function pathOf(path: readonly PropertyKey[]): string {
   return path.length ? path.map(String).join('.') : '(suite)';
 }
 
-/** The problems zod cannot see from one field alone: duplicate ids, patterns and schemas that do not compile, paths the workspace refuses. */
-function deeperIssues(suite: EvalSuite): SuiteIssue[] {
+const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * The problems zod cannot see from one field alone: two targets, duplicate ids, patterns and
+ * schemas that do not compile, paths the workspace refuses. Read from the suite as given, each
+ * case's files and each check on their own, so a suite with other bad fields has these named too.
+ */
+function deeperIssues(value: unknown): SuiteIssue[] {
+  const suite = isRecord(value) ? value : {};
   const issues: SuiteIssue[] = [];
   const targets = (['agent', 'workflow', 'mode'] as const).filter((key) => suite[key] !== undefined);
   if (targets.length > 1) issues.push({ path: targets[1] ?? 'agent', message: 'name one of agent, workflow or mode' });
-  const seen = new Set<string>();
-  suite.cases.forEach((kase, i) => {
-    if (seen.has(kase.id)) issues.push({ path: `cases.${i}.id`, message: `"${kase.id}" is the id of an earlier case; ids must be unique` });
+  const seen = new Set<unknown>();
+  (Array.isArray(suite.cases) ? suite.cases : []).forEach((item: unknown, i) => {
+    const kase = isRecord(item) ? item : {};
+    if (typeof kase.id === 'string' && seen.has(kase.id)) issues.push({ path: `cases.${i}.id`, message: `"${kase.id}" is the id of an earlier case; ids must be unique` });
     seen.add(kase.id);
-    issues.push(...fileIssues(kase, `cases.${i}`));
-    kase.expect.forEach((check, j) => {
-      const at = `cases.${i}.expect.${j}`;
-      if (check.type === 'regex') {
-        try {
-          new RegExp(check.pattern, check.flags);
-        } catch (error) {
-          issues.push({ path: `${at}.pattern`, message: `is not a regular expression: ${error instanceof Error ? error.message : String(error)}` });
-        }
-      }
-      if (check.type === 'jsonSchema') issues.push(...schemaProblems(check.schema).map((message) => ({ path: `${at}.schema`, message })));
-      if (check.type === 'fileExists' || check.type === 'fileContains') {
-        const problem = pathProblem(check.path);
-        if (problem) issues.push({ path: `${at}.path`, message: problem });
-      }
+    const files = EvalCase.shape.files.safeParse(kase.files);
+    if (files.success && files.data) issues.push(...fileIssues(files.data, `cases.${i}`));
+    (Array.isArray(kase.expect) ? kase.expect : []).forEach((entry: unknown, j) => {
+      const check = Check.safeParse(entry);
+      if (check.success) issues.push(...checkIssues(check.data, `cases.${i}.expect.${j}`));
     });
   });
   return issues;
+}
+
+function checkIssues(check: Check, at: string): SuiteIssue[] {
+  if (check.type === 'regex') {
+    try {
+      new RegExp(check.pattern, check.flags);
+    } catch (error) {
+      return [{ path: `${at}.pattern`, message: `is not a regular expression: ${error instanceof Error ? error.message : String(error)}` }];
+    }
+  }
+  if (check.type === 'jsonSchema') return schemaProblems(check.schema).map((message) => ({ path: `${at}.schema`, message }));
+  if (check.type === 'fileExists' || check.type === 'fileContains') {
+    const problem = pathProblem(check.path);
+    if (problem) return [{ path: `${at}.path`, message: problem }];
+  }
+  return [];
 }
 
 function pathProblem(path: string): string | undefined {
@@ -51,8 +65,8 @@ function pathProblem(path: string): string | undefined {
   }
 }
 
-function fileIssues(kase: EvalCase, at: string): SuiteIssue[] {
-  const files = Object.entries(kase.files ?? {});
+function fileIssues(seeded: Record<string, string>, at: string): SuiteIssue[] {
+  const files = Object.entries(seeded);
   const issues = files.flatMap(([path]) => {
     const problem = pathProblem(path);
     return problem ? [{ path: `${at}.files.${path}`, message: problem }] : [];
@@ -62,12 +76,11 @@ function fileIssues(kase: EvalCase, at: string): SuiteIssue[] {
   return issues;
 }
 
-/** A suite from parsed JSON: every problem named, or the suite. */
+/** A suite from parsed JSON: every problem named (the schema's first, then the deeper ones), or the suite. */
 export function parseSuite(value: unknown): SuiteReading {
   const parsed = EvalSuite.safeParse(value);
-  if (!parsed.success) return { ok: false, issues: parsed.error.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message })) };
-  const issues = deeperIssues(parsed.data);
-  return issues.length ? { ok: false, issues } : { ok: true, suite: parsed.data };
+  const issues = [...(parsed.success ? [] : parsed.error.issues.map((issue) => ({ path: pathOf(issue.path), message: issue.message }))), ...deeperIssues(value)];
+  return parsed.success && !issues.length ? { ok: true, suite: parsed.data } : { ok: false, issues };
 }
 
 /** A suite from a file's text: JSON, then the schema. */
