@@ -7,7 +7,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiClient } from '../../functions/api/client.js';
 import type { CaseResult } from '../../functions/core/evals/types.js';
-import { caseBody, judgePrompt } from '../../bin/cli/eval-case.js';
+import { ApiError } from '../../bin/cli/client.js';
+import { caseBody, judgePrompt, runCase } from '../../bin/cli/eval-case.js';
 import { defaultReportPath, type EvalIo, evalCommand, inPool, targetOf } from '../../bin/cli/eval.js';
 import { Progress } from '../../bin/cli/progress.js';
 
@@ -121,5 +122,86 @@ describe('evalCommand', () => {
     const { value, err } = io({ 'suite.json': suite, 'old.json': '{"suite":"s"}' });
     expect(await evalCommand(noApi, 'suite.json', { ...options, compare: 'old.json' }, value)).toBe(2);
     expect(err.join('')).toMatch(/^error: old\.json is not an eval report \(5 problems\):\n {2}target: /);
+  });
+});
+
+describe('runCase, against a fake API', () => {
+  type Fake = Partial<Record<keyof ApiClient, (...args: never[]) => Promise<unknown>>>;
+  const running = { runId: 'r1', status: 'running', waitingFor: [] };
+  const done = {
+    runId: 'r1',
+    status: 'succeeded',
+    waitingFor: [],
+    result: { response: 'The sum is 5.' },
+    iterations: { single: 2 },
+    usage: { inputTokens: 10, outputTokens: 3, cacheReadInputTokens: 5, cacheCreationInputTokens: 0 },
+    estimatedCostUsd: 0.001,
+    agent: { name: 'assistant', version: 'v1' },
+  };
+  const kase = { id: 'c', goal: 'Add.', expect: [{ type: 'fileContains' as const, path: './out.txt', value: '5' }, { type: 'judge' as const, rubric: 'Says 5.' }] };
+  const suite = { name: 's', mode: 'single' as const, cases: [kase] };
+  const options = { timeoutMs: 5_000, pollMs: 1 };
+
+  function fakeApi(over: Fake = {}) {
+    const calls: string[] = [];
+    let polls = 0;
+    const fake: Fake = {
+      startRun: async (body: never) => {
+        calls.push(`start ${(body as { goal: string }).goal.slice(0, 5)}`);
+        return { runId: calls.length === 1 ? 'r1' : 'j1', status: 'running', phase: 'idle' };
+      },
+      getRun: async (runId: never) =>
+        runId === 'j1' ? { ...done, runId: 'j1', result: { response: 'ok', output: { pass: true, reason: 'It says 5.' } } } : polls++ < 2 ? running : done,
+      cancelRun: async (runId: never) => void calls.push(`cancel ${runId}`),
+      messages: async (_runId: never, query: never) =>
+        (query as { cursor?: string }).cursor
+          ? { items: [{ seq: 3, agent: 'single', role: 'assistant', content: [{ type: 'tool_use', id: 't2', name: 'write_file', input: {} }] }] }
+          : { items: [{ seq: 1, agent: 'single', role: 'assistant', content: [{ type: 'tool_use', id: 't1', name: 'read_file', input: {} }] }], nextCursor: '2' },
+      files: async () => ({ items: [{ path: 'out.txt', size: 1 }, { path: 'other.bin', size: 1 }] }),
+      file: async (_runId: never, path: never) => {
+        calls.push(`read ${path}`);
+        return new Response('5');
+      },
+      ...over,
+    };
+    return { api: fake as unknown as ApiClient, calls };
+  }
+
+  it('follows the run to its end, reads every page of tool calls and only the files a check reads, then asks the judge', async () => {
+    const { api, calls } = fakeApi();
+    const { outcome, run } = await runCase(api, suite, kase, options);
+    expect(run?.runId).toBe('r1');
+    if ('error' in outcome) throw new Error(outcome.error);
+    expect({ ...outcome.observed, durationMs: 0 }).toEqual({
+      runId: 'r1',
+      status: 'succeeded',
+      answer: 'The sum is 5.',
+      toolCalls: [{ name: 'read_file', input: {} }, { name: 'write_file', input: {} }],
+      files: [{ path: 'out.txt', text: '5' }, { path: 'other.bin' }],
+      costUsd: 0.001,
+      tokens: { input: 15, output: 3 },
+      iterations: 2,
+      durationMs: 0,
+    });
+    expect([...(outcome.verdicts ?? new Map()).entries()]).toEqual([[1, { pass: true, reason: 'It says 5.' }]]);
+    expect(calls).toEqual(['start Add.', 'read out.txt', 'start Grade']);
+  });
+
+  it('makes a refused run, a run waiting for a reviewer and a run past its time errors, cancelling the runs', async () => {
+    const refused = fakeApi({ startRun: async () => Promise.reject(new ApiError(400, 'ValidationFailed', 'The body is invalid.', [{ path: 'agentVersion', message: 'is v2' }])) });
+    expect((await runCase(refused.api, suite, kase, options)).outcome).toMatchObject({ error: 'HTTP 400 ValidationFailed: The body is invalid. (agentVersion: is v2)' });
+
+    const waiting = fakeApi({ getRun: async () => ({ ...running, waitingFor: [{ name: 'write_file' }] }) });
+    expect((await runCase(waiting.api, suite, kase, options)).outcome).toMatchObject({ runId: 'r1', error: 'the run waits for a reviewer to decide write_file; an eval has no reviewer' });
+    expect(waiting.calls).toContain('cancel r1');
+
+    const slow = fakeApi({ getRun: async () => running });
+    expect((await runCase(slow.api, suite, kase, { timeoutMs: 0, pollMs: 1 })).outcome).toMatchObject({ error: 'the run did not end within 0 s' });
+    expect(slow.calls).toContain('cancel r1');
+  });
+
+  it('is an error when the judge gives no verdict', async () => {
+    const { api } = fakeApi({ getRun: async (runId: never) => (runId === 'j1' ? { ...done, runId: 'j1', status: 'failed', error: { code: 'MaxIterationsExceeded', message: 'x' } } : done) });
+    expect((await runCase(api, suite, kase, options)).outcome).toMatchObject({ judgeError: 'judge run j1 failed (MaxIterationsExceeded: x) without a verdict' });
   });
 });
