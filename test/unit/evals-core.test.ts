@@ -59,6 +59,8 @@ describe('parseSuite', () => {
     expect(paths({ name: 's', cases: [] })).toEqual(['cases']);
     expect(paths({ name: 's', extra: 1, cases: [{ id: 'a', goal: 'g', expect: [] }] })).toEqual(['cases.0.expect', '(suite)']);
     expect(paths({ name: 's', cases: [{ id: 'a', goal: 'g', files: { 'big.txt': 'x'.repeat(1_000_001) }, expect: [{ type: 'maxIterations', value: 3 }] }] })).toEqual(['cases.0.files']);
+    const many = Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`f${i}.txt`, '']));
+    expect(paths({ name: 's', cases: [{ id: 'a', goal: 'g', files: many, expect: [{ type: 'maxIterations', value: 3 }] }] })).toEqual(['cases.0.files']);
   });
 
   it('reads a file: text that is not JSON is one issue', () => {

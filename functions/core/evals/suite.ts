@@ -4,7 +4,7 @@
  */
 import { schemaProblems } from '../output/answer.js';
 import { checkPath } from '../workspace/paths.js';
-import { Check, EvalCase, EvalSuite, maxCaseFileBytes, type SuiteIssue } from './types.js';
+import { Check, EvalCase, EvalSuite, maxCaseFileBytes, maxCaseFiles, type SuiteIssue } from './types.js';
 
 export type SuiteReading = { ok: true; suite: EvalSuite } | { ok: false; issues: SuiteIssue[] };
 
@@ -73,6 +73,7 @@ function fileIssues(seeded: Record<string, string>, at: string): SuiteIssue[] {
   });
   const size = files.reduce((sum, [, text]) => sum + new TextEncoder().encode(text).length, 0);
   if (size > maxCaseFileBytes) issues.push({ path: `${at}.files`, message: `are ${size} bytes together; a case may seed at most ${maxCaseFileBytes}` });
+  if (files.length > maxCaseFiles) issues.push({ path: `${at}.files`, message: `are ${files.length} files; a case may seed at most ${maxCaseFiles}` });
   return issues;
 }
 

@@ -26,8 +26,8 @@ export type CheckType = Check['type'];
 /** A case id: what a report and a comparison name the case by. */
 export const CaseId = z.string().regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_" or "-"');
 
-/** The most bytes of seeded files a case may carry (all files together), as `POST /runs` takes them. */
-export const maxCaseFileBytes = 1_000_000;
+/** The most files, and bytes of them together, a case may seed: what `POST /runs` takes. */
+export { maxSeedBytes as maxCaseFileBytes, maxSeedFiles as maxCaseFiles } from '../intake/types.js';
 
 export const EvalCase = z
   .object({
