@@ -301,6 +301,22 @@ program
   });
 
 program
+  .command('eval')
+  .description('run an eval suite (docs/evals.md): each case a real run, its checks judged; prints a table, writes a JSON report, exits 1 on any failure or error')
+  .argument('[suite]', 'the suite, a JSON file')
+  .option('--concurrency <n>', 'cases running at once', positiveInt, 4)
+  .option('--compare <report>', 'an earlier report: print the regressions, and exit 1 when there are any')
+  .option('--out <file>', 'where the JSON report goes (default eval-<suite>-<time>.json); with --from-runs, the suite')
+  .option('--from-runs <runId...>', 'write a suite made from these runs, their answers the reference, instead of running one')
+  .option('--timeout <seconds>', "how long a case's run may take before it is cancelled and the case is an error", positiveInt, 600)
+  .option('--markdown', 'print the table as Markdown', false)
+  .action(async (suite: string | undefined, opts: { concurrency: number; compare?: string; out?: string; fromRuns?: string[]; timeout: number; markdown: boolean }) => {
+    // Loaded only for evals: the suite's schemas and checks (zod, Ajv) are no other command's cost.
+    const { evalCommand } = await import('./cli/eval.js');
+    process.exitCode = await evalCommand(client(), suite, { ...opts, json: json() });
+  });
+
+program
   .command('token')
   .description('a token of the local server (npm run dev) for another caller; use it with --token or STEPWISE_TOKEN')
   .requiredOption('--sub <subject>', 'who the caller is')

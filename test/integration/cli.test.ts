@@ -8,6 +8,9 @@ import { Hono } from 'hono';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { streamRoutesOf } from '../../functions/api/stream-routes.js';
 import { builtinAgents, builtinWorkflows, versionOf } from '../../functions/core/definitions/definition.js';
+import type { EvalReport } from '../../functions/core/evals/types.js';
+import { cliClient } from '../../bin/cli/client.js';
+import { evalCommand, nodeIo } from '../../bin/cli/eval.js';
 import { startLoopbackServer } from '../../local/stand-ins/http-server.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
@@ -372,6 +375,63 @@ describe('the stepwise CLI', () => {
   }, 60_000);
 });
 
+describe('stepwise eval', () => {
+  /** A suite file of single-mode cases, each case's goal led by its script's tag. */
+  function suiteFile(dir: string, name: string, cases: object[]): string {
+    const path = join(dir, `${name}.json`);
+    writeFileSync(path, JSON.stringify({ name: 'cli-eval', mode: 'single', cases }));
+    return path;
+  }
+  const judgeSays = (tag: string, pass: boolean) =>
+    local.book.respondWith(tag, () => ({ turn: use(['toolu_verdict', 'final_answer', { pass, reason: pass ? 'It says five.' : 'It does not.' }]) }));
+
+  it('runs passing, failing and erroring cases as real runs, reports each, exits 1, and --compare names a regression', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'stepwise-eval-'));
+    const adds = local.book.add('eval-adds', { turn: use(['toolu_r', 'read_file', { path: 'in.txt' }]) }, { turn: say('The sum is 5.') });
+    const wrong = local.book.add('eval-wrong', { turn: say('The sum is 6.') });
+    const first = suiteFile(dir, 'first', [
+      {
+        id: 'adds',
+        goal: `${adds} Add the numbers in in.txt.`,
+        files: { 'in.txt': '2 3' },
+        expect: [{ type: 'contains', value: '5' }, { type: 'fileContains', path: 'in.txt', value: '2 3' }, { type: 'toolCalled', tool: 'read_file', times: 1 }, { type: 'judge', rubric: `${judgeSays('eval-judge-pass', true)} Says five.` }],
+      },
+      { id: 'wrong', goal: `${wrong} Add 2 and 3.`, expect: [{ type: 'contains', value: '5' }] },
+      // No script answers this tag: the model call is refused, the run fails for a reason not the agent's.
+      { id: 'broken', goal: '[[eval-unscripted]] Add 2 and 3.', expect: [{ type: 'contains', value: '5' }] },
+    ]);
+    const ran = await cli('eval', first, '--concurrency', '3', '--out', join(dir, 'first.report.json'));
+    expect(ran.code).toBe(1);
+    const report = JSON.parse(readFileSync(join(dir, 'first.report.json'), 'utf8')) as EvalReport;
+    expect(report.cases.map((c) => [c.id, c.status, c.checks.map((check) => check.pass)])).toEqual([
+      ['adds', 'pass', [true, true, true, true]],
+      ['wrong', 'fail', [false]],
+      ['broken', 'error', []],
+    ]);
+    expect(report.cases[0]?.checks[3]?.reason).toBe('It says five.');
+    expect(report.cases[2]?.error).toMatch(/^the run failed: ModelRequestInvalid: /);
+    expect(report.summary).toMatchObject({ total: 3, passed: 1, failed: 1, errored: 1 });
+    expect(ran.stdout).toMatch(/^adds +PASS +✓✓✓✓ /m);
+    expect(ran.stderr).toContain('[3/3] ');
+
+    // The next version of the suite: "wrong" is fixed, "adds" is gone. Every case passes, yet a case that passed is missing.
+    // (The command in this process, as the CLI runs it: one CLI start above shows the wiring.)
+    const right = local.book.add('eval-right', { turn: say('The sum is 5.') });
+    const second = suiteFile(dir, 'second', [{ id: 'wrong', goal: `${right} Add 2 and 3.`, expect: [{ type: 'contains', value: '5' }] }]);
+    const printed: string[] = [];
+    const io = { ...nodeIo, stdout: (text: string) => void printed.push(text), stderr: { write: (text: string) => printed.push(text) } };
+    const options = { concurrency: 2, timeout: 30, markdown: false, json: false, out: join(dir, 'second.report.json') };
+    const api = cliClient({ endpoint: local.stack.url });
+    expect(await evalCommand(api, second, { ...options, compare: join(dir, 'first.report.json') }, io)).toBe(1);
+    expect(printed.join('')).toContain('1 passed, 0 failed, 0 errors of 1');
+    expect(printed.join('')).toContain('1 regression:\n  adds: was pass, now missing\nfixed: wrong');
+
+    printed.length = 0;
+    expect(await evalCommand(api, suiteFile(dir, 'bad', [{ id: 'x', goal: '', expect: [{ type: 'regex' }] }]), options, io)).toBe(2);
+    expect(printed.join('').split('\n').slice(1, 3)).toEqual(['  cases.0.goal: must not be empty', '  cases.0.expect.0.pattern: Invalid input: expected string, received undefined']);
+  }, 60_000);
+});
+
 describe('the stepwise command', () => {
   /** A copy of the command beside a stand-in bundle and source that each say which of them ran. */
   function commandCopy(): string {
@@ -408,13 +468,17 @@ describe('the stepwise command', () => {
   }, 30_000);
 
   // What the bundle loads is what every command pays for before it answers: core modules would
-  // bring zod and the tools, the signing packages are for deployed APIs only.
-  it('carries the CLI sources alone, and loads the signing packages only to sign', () => {
+  // bring zod and the tools, the signing packages are for deployed APIs only, the eval command's
+  // suite schemas and checks are for evals only (a chunk of their own).
+  it('carries the CLI sources alone, and loads the signing packages only to sign and the eval modules only for evals', () => {
     const meta = JSON.parse(readFileSync('dist/stepwise.meta.json', 'utf8')) as {
-      inputs: Record<string, unknown>;
-      outputs: Record<string, { imports: { path: string; kind: string }[] }>;
+      outputs: Record<string, { inputs: Record<string, unknown>; imports: { path: string; kind: string }[] }>;
     };
-    expect(Object.keys(meta.inputs).sort()).toEqual([
+    const output = (path: string) => meta.outputs[path] ?? { inputs: {}, imports: [] };
+    const chunk = (path: string) => path.startsWith('dist/');
+    // The entry and the chunks it imports: what loads with every command.
+    const startup = ['dist/stepwise.mjs', ...output('dist/stepwise.mjs').imports.filter((i) => i.kind === 'import-statement' && chunk(i.path)).map((i) => i.path)];
+    expect(startup.flatMap((path) => Object.keys(output(path).inputs)).sort()).toEqual([
       'bin/cli/client.ts',
       'bin/cli/describe.ts',
       'bin/cli/watch.ts',
@@ -422,8 +486,10 @@ describe('the stepwise command', () => {
       'functions/api/client.ts',
       'functions/core/agents/phases.ts',
     ]);
-    const imports = meta.outputs['dist/stepwise.mjs']?.imports ?? [];
+    const imports = startup.flatMap((path) => output(path).imports).filter((i) => !chunk(i.path));
     const loaded = (kind: string) => imports.filter((i) => i.kind === kind).map((i) => i.path).sort();
     expect([loaded('import-statement'), loaded('dynamic-import')]).toEqual([['commander', 'eventsource-parser/stream', 'hono/client'], ['@aws-sdk/credential-providers', 'aws4fetch']]);
+    const later = output('dist/stepwise.mjs').imports.filter((i) => i.kind === 'dynamic-import' && chunk(i.path));
+    expect(later.map((i) => Object.keys(output(i.path).inputs).includes('bin/cli/eval.ts'))).toEqual([true]);
   });
 });

@@ -46,6 +46,6 @@ export interface ForkCopies {
 
 export interface ForkDeps extends IntakeDeps {
   conversations: { load(conversationId: string): Promise<Conversation> };
-  workspaceFor(runId: string): Pick<Workspace, 'list'>;
+  workspaceFor(runId: string): Pick<Workspace, 'list' | 'write'>;
   forks: ForkCopies;
 }

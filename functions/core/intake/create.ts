@@ -230,8 +230,9 @@ export async function createRun(
       const holder = await deps.sessions.acquire(sessionLockId(owner, body.sessionId), runId, isRunning);
       if (holder !== runId) throw new SessionBusy(`Session ${body.sessionId} is in use by run ${holder}, which is still running.`);
     }
-    // A fork's history and files are in place before its record exists, so no step ever sees a partial copy.
+    // A fork's history and files, and a request's files, are in place before its record exists, so no step ever sees a partial copy.
     if (options.fork) await options.fork.copy(runId);
+    if (body.files) await seedFiles(runId, body.files, deps);
   } catch (error) {
     // Refused before its record exists: the slot goes back at once, not after the grace period.
     if (slotted && !(await deps.runs.get(runId))) await deps.slots?.release(owner, runId);
@@ -316,6 +317,16 @@ export async function stillRunning(runId: string, deps: Pick<IntakeDeps, 'runs'>
     message: `The run never started: it was still waiting to start ${startGraceSeconds / 60} minutes after it was created.`,
   });
   return false;
+}
+
+/** Writes a request's files into the run's workspace (validated with the body: paths, count and size). */
+async function seedFiles(runId: string, files: Record<string, string>, deps: Pick<IntakeDeps, 'workspaceFor'>): Promise<void> {
+  const entries = Object.entries(files);
+  if (!entries.length) return;
+  if (!deps.workspaceFor) throw new Error('Stepwise is misconfigured: a request with files needs the run\'s workspace.');
+  const workspace = deps.workspaceFor(runId);
+  const encoder = new TextEncoder();
+  await Promise.all(entries.map(([path, text]) => workspace.write(path, encoder.encode(text))));
 }
 
 /** Refuses a new run once the caller's runs of today have spent its daily budget (429 `BudgetExceeded`). */

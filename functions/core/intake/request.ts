@@ -4,14 +4,15 @@
  */
 import * as z from 'zod';
 import { AgentCatalog } from '../definitions/catalog.js';
-import { workflowOnlyAgents } from '../definitions/definition.js';
+import { versionOf, workflowOnlyAgents } from '../definitions/definition.js';
 import type { AgentDefinition, Definitions } from '../definitions/types.js';
 import { approvalPolicy } from '../approvals/policy.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { OutputRequest } from '../output/answer.js';
 import { noExternalTools } from '../tools/external/names.js';
-import { defaultMaxIterations, maxGoalChars, type RunRequestRules } from './types.js';
+import { checkPath } from '../workspace/paths.js';
+import { defaultMaxIterations, maxGoalChars, maxSeedFiles, maxSeedBytes, type RunRequestRules } from './types.js';
 
 const modelId = z.string().min(1).max(200);
 
@@ -45,6 +46,12 @@ export function runRequestFields({ allowedModels, externalToolNames, agents = bu
     // The Architect and the Coder work only as plan-and-build: the Coder alone has no plan to start from.
     agent: definedName('agent', agents.agentNames().filter((name) => !workflowOnlyAgents.includes(name))).optional(),
     workflow: definedName('workflow', agents.workflowNames()).optional(),
+    agentVersion: z
+      .string()
+      .min(1)
+      .max(64)
+      .optional()
+      .meta({ description: 'The version (`GET /agents`) the agent or workflow must be at: another is refused, so runs compared are runs of one definition.' }),
     sessionId: z
       .string()
       .regex(/^[A-Za-z0-9._-]{1,128}$/, 'must be 1-128 letters, digits, ".", "_" or "-"')
@@ -77,6 +84,50 @@ const sessionsAreSingle = {
   params: { path: ['sessionId'], message: 'sessions continue one agent\'s conversation; name an agent (or mode "single") with a sessionId' },
 };
 
+/** The version a request pins is the deployment's version of what it runs (an unknown name is refused by its own field). */
+function pinnedVersion(agents: Definitions = builtinCatalog) {
+  const current = (body: Target) => {
+    const target = targetOf(body);
+    const definition = target.kind === 'agent' ? agents.agent(target.name) : agents.workflow(target.name);
+    return definition && versionOf(definition);
+  };
+  return {
+    check: (body: Target & { agentVersion?: string | undefined }) => {
+      const version = body.agentVersion === undefined ? undefined : current(body);
+      return version === undefined || version === body.agentVersion;
+    },
+    params: {
+      path: ['agentVersion'],
+      error: (issue: { input: unknown }) => {
+        const body = issue.input as Target & { agentVersion?: string };
+        const target = targetOf(body);
+        return `this deployment's ${target.kind} ${target.name} is version ${current(body) ?? '?'}, not ${body.agentVersion ?? '?'}`;
+      },
+    },
+  };
+}
+
+/**
+ * Files a run's workspace starts with (`POST /runs` only: the API writes them before the run
+ * starts), by workspace-relative path, each path as the workspace takes it.
+ */
+export const SeedFiles = z
+  .record(z.string(), z.string())
+  .superRefine((files, ctx) => {
+    const entries = Object.entries(files);
+    if (entries.length > maxSeedFiles) ctx.addIssue({ code: 'custom', message: `must be at most ${maxSeedFiles} files` });
+    const size = entries.reduce((sum, [, text]) => sum + new TextEncoder().encode(text).length, 0);
+    if (size > maxSeedBytes) ctx.addIssue({ code: 'custom', message: `must be at most ${maxSeedBytes} bytes together, not ${size}` });
+    for (const [path] of entries) {
+      try {
+        checkPath(path);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', path: [path], message: error instanceof Error ? error.message : String(error) });
+      }
+    }
+  })
+  .meta({ description: `Text files the run's workspace starts with, by path (at most ${maxSeedFiles} files, ${maxSeedBytes} bytes together).` });
+
 /** What a request runs: one agent, or a workflow (`plan-and-build` when it names nothing). */
 export function targetOf(body: Target): { kind: 'agent' | 'workflow'; name: string } {
   if (body.agent !== undefined) return { kind: 'agent', name: body.agent };
@@ -102,12 +153,14 @@ export function answeringAgent(target: { kind: 'agent' | 'workflow'; name: strin
 /** The body of `POST /runs`, with the deployment's list of models applied when it has one, its tools and its agents. */
 export function createRunBody(rules: RunRequestRules = {}) {
   const output = ownOutput(rules.agents);
+  const pinned = pinnedVersion(rules.agents);
   return z
-    .object(runRequestFields(rules))
+    .object({ ...runRequestFields(rules), files: SeedFiles.optional() })
     .strict()
     .refine(oneTarget.check, oneTarget.params)
     .refine(sessionsAreSingle.check, sessionsAreSingle.params)
-    .refine(output.check, output.params);
+    .refine(output.check, output.params)
+    .refine(pinned.check, pinned.params);
 }
 
 /** The body of `POST /runs`, any model allowed, the built-in tools only (the body's type). */
@@ -130,7 +183,8 @@ export function runRequestedDetail(rules: RunRequestRules = {}) {
     .strict()
     .refine(oneTarget.check, oneTarget.params)
     .refine(sessionsAreSingle.check, sessionsAreSingle.params)
-    .refine(ownOutput(rules.agents).check, ownOutput(rules.agents).params);
+    .refine(ownOutput(rules.agents).check, ownOutput(rules.agents).params)
+    .refine(pinnedVersion(rules.agents).check, pinnedVersion(rules.agents).params);
 }
 
 export const RunRequestedDetail = runRequestedDetail();

@@ -8,10 +8,15 @@ import { type Caller, type Owner } from '../callers/types.js';
 import { named } from '../errors/errors.js';
 import type { ForkedFrom, Run, RunStore } from '../runs/types.js';
 import { type ExternalToolNames } from '../tools/external/types.js';
+import type { Workspace } from '../workspace/types.js';
 
 export const maxGoalChars = 100_000;
 
 export const defaultMaxIterations = 25;
+
+/** The most files, and bytes of them together, a run request may seed its workspace with (`files`). */
+export const maxSeedFiles = 100;
+export const maxSeedBytes = 1_000_000;
 
 /** What a deployment lets a run request name, beyond the fields' own rules: its models and its external tools. */
 export type RunRequestRules = Pick<IntakeDeps, 'allowedModels' | 'externalToolNames' | 'agents'>;
@@ -112,6 +117,8 @@ export interface IntakeDeps {
    * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
    */
   onCreated?: (run: Run) => void;
+  /** A run's workspace, where a request's `files` are written before it starts (the API has it; the event intake takes no files). */
+  workspaceFor?(runId: string): Pick<Workspace, 'write'>;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
