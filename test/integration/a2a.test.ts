@@ -72,6 +72,18 @@ describe('the A2A agent', () => {
     expect(tools).toEqual(['calculator']);
   });
 
+  it('streams through a wait for a reviewer: input-required, working again once a reviewer approves, then completed', async () => {
+    const tag = local.book.add('a2a-review', { turn: use(['toolu_r', 'write_file', { path: 'r.md', content: 'R' }]) }, { turn: say('Written.') });
+    const states: TaskState[] = [];
+    for await (const event of (await client()).sendMessageStream(send(`${tag} Write r.md.`))) {
+      if (event.payload?.$case !== 'statusUpdate' || event.payload.value.status === undefined) continue;
+      const { state } = event.payload.value.status;
+      if (state !== states.at(-1)) states.push(state);
+      if (state === TaskState.TASK_STATE_INPUT_REQUIRED) expect((await local.post(`/runs/${event.payload.value.taskId}/approvals/toolu_r`, { decision: 'approve' })).status).toBe(202);
+    }
+    expect(states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+  });
+
   it('shows a run that waits for a reviewer as input-required, hides it from another caller, and cancels it', async () => {
     const tag = local.book.add('a2a-wait', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) });
     const a2a = await client();
