@@ -69,7 +69,7 @@ describe('the live stream with IAM auth (the default)', () => {
     expect(stream.Properties.Environment.Variables.STEPWISE_AUTH).toBe('iam');
   });
 
-  it('reads only what a stream reads, writes only what starting a run writes, and stops only orchestrator executions (A2A CancelTask): no workspace, no task token, no listing', () => {
+  it('reads only what a stream reads, writes only what starting a run writes, stops only orchestrator executions (A2A CancelTask): no workspace, no task token, no listing', () => {
     const statements = statementsOf(template, 'LiveStreamRole');
     const actions = [...new Set(statements.flatMap((s) => [s.Action].flat()))].sort();
     expect(actions).toEqual([
