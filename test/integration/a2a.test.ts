@@ -57,31 +57,25 @@ describe('the A2A agent', () => {
     expect([got.status?.state, textOf(got.status?.message?.parts), textOf(got.history[0]?.parts)]).toEqual([TaskState.TASK_STATE_COMPLETED, 'Paris.', `${tag} What is the capital of France?`]);
   });
 
-  it('streams a run to completion: the task, the text as it is written, the result artifact, then completed', async () => {
-    const tag = local.book.add('a2a-stream', { turn: use(['toolu_c', 'calculator', { operation: 'multiply', a: 6, b: 7 }]) }, { turn: say('42.') });
+  it('streams a run to completion through a wait for a reviewer: the task, input-required, working again once approved, the text as written, the result, completed', async () => {
+    const tag = local.book.add('a2a-stream', { turn: use(['toolu_r', 'write_file', { path: 'r.md', content: 'R' }]) }, { turn: say('Written.') });
     const events: StreamResponse[] = [];
-    for await (const event of (await client()).sendMessageStream(send(`${tag} What is 6 times 7?`))) events.push(event);
-    const kinds = events.map((e) => e.payload?.$case);
-    expect(kinds[0]).toBe('task');
-    const last = events.at(-1)?.payload;
-    expect(last?.$case === 'statusUpdate' && last.value.status?.state).toBe(TaskState.TASK_STATE_COMPLETED);
-    const artifacts = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact ? [e.payload.value.artifact] : []));
-    expect(artifacts.filter((a) => a.artifactId === 'result').map((a) => textOf(a.parts))).toEqual(['42.']);
-    expect(artifacts.filter((a) => a.name === 'text').map((a) => textOf(a.parts)).join('')).toBe('42.');
-    const tools = events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.metadata?.stepwise?.toolCall?.tool] : [])).filter(Boolean);
-    expect(tools).toEqual(['calculator']);
-  });
-
-  it('streams through a wait for a reviewer: input-required, working again once a reviewer approves, then completed', async () => {
-    const tag = local.book.add('a2a-review', { turn: use(['toolu_r', 'write_file', { path: 'r.md', content: 'R' }]) }, { turn: say('Written.') });
     const states: TaskState[] = [];
     for await (const event of (await client()).sendMessageStream(send(`${tag} Write r.md.`))) {
+      events.push(event);
       if (event.payload?.$case !== 'statusUpdate' || event.payload.value.status === undefined) continue;
       const { state } = event.payload.value.status;
       if (state !== states.at(-1)) states.push(state);
+      // The stream stays open while a reviewer decides, here through the HTTP API.
       if (state === TaskState.TASK_STATE_INPUT_REQUIRED) expect((await local.post(`/runs/${event.payload.value.taskId}/approvals/toolu_r`, { decision: 'approve' })).status).toBe(202);
     }
+    expect(events[0]?.payload?.$case).toBe('task');
     expect(states).toEqual([TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_INPUT_REQUIRED, TaskState.TASK_STATE_WORKING, TaskState.TASK_STATE_COMPLETED]);
+    const artifacts = events.flatMap((e) => (e.payload?.$case === 'artifactUpdate' && e.payload.value.artifact ? [e.payload.value.artifact] : []));
+    expect(artifacts.filter((a) => a.name === 'text').map((a) => textOf(a.parts)).join('')).toBe('Written.');
+    expect(artifacts.filter((a) => a.artifactId === 'result').map((a) => textOf(a.parts))).toEqual(['Written.']);
+    const tools = events.flatMap((e) => (e.payload?.$case === 'statusUpdate' ? [e.payload.value.metadata?.stepwise?.toolCall?.tool] : [])).filter(Boolean);
+    expect(tools).toEqual(['write_file']);
   });
 
   it('shows a run that waits for a reviewer as input-required, hides it from another caller, and cancels it', async () => {
