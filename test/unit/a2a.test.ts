@@ -6,6 +6,7 @@ import { agentCard } from '../../functions/api/a2a/card.js';
 import { TaskEvents, runRequestOf, taskOf } from '../../functions/api/a2a/tasks.js';
 import type { RunView } from '../../functions/api/schemas.js';
 import { AgentCatalog } from '../../functions/core/definitions/catalog.js';
+import { as, memoryApi } from '../support/api.js';
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
 
@@ -167,5 +168,56 @@ describe('AG-UI events as A2A events', () => {
       },
     ]);
     expect(end({ status: 'cancelled' })[0]).toMatchObject({ statusUpdate: { status: { state: 'TASK_STATE_CANCELED' } } });
+  });
+});
+
+describe('POST /a2a on the run routes (JSON-RPC, in memory)', () => {
+  const rpc = (api: ReturnType<typeof memoryApi>, method: string, params: unknown, headers: Record<string, string> = {}) =>
+    api.request('POST', '/a2a', { jsonrpc: '2.0', id: 7, method, params }, { 'A2A-Version': '1.0', ...headers });
+  const sendParams = (text: string, fields: Record<string, unknown> = {}) => ({
+    message: { messageId: 'msg-1', role: 'ROLE_USER', parts: [{ text }], ...fields },
+    configuration: { returnImmediately: true },
+  });
+
+  it('starts one run per message id: a repeat answers the same task', async () => {
+    const api = memoryApi();
+    const first = await rpc(api, 'SendMessage', sendParams('Add 2 and 3.'));
+    const again = await rpc(api, 'SendMessage', sendParams('Add 2 and 3.'));
+    expect(first.body).toMatchObject({ jsonrpc: '2.0', id: 7, result: { task: { id: 'run-1', status: { state: 'TASK_STATE_WORKING' } } } });
+    expect((again.body.result as { task: { id: string; contextId: string } }).task).toMatchObject({ id: 'run-1', contextId: (first.body.result as { task: { contextId: string } }).task.contextId });
+    expect(api.starter.started.map((s) => s.runId)).toEqual(['run-1']);
+  });
+
+  it("refuses an invalid message naming the message's field, and writes nothing", async () => {
+    const api = memoryApi();
+    const empty = await rpc(api, 'SendMessage', sendParams(' '));
+    expect(empty.body).toMatchObject({ error: { code: -32602, message: expect.stringContaining('message.parts: must not be empty') } });
+    const workflowInContext = await rpc(api, 'SendMessage', sendParams('Build it.', { contextId: 'c-1', metadata: { workflow: 'plan-and-build' } }));
+    expect(workflowInContext.body).toMatchObject({ error: { code: -32602, message: expect.stringContaining('message.contextId:') } });
+    expect(api.writes()).toBe(0);
+  });
+
+  it('keeps the code of a refusal A2A has no name for (a quota), cancels a running task, and answers a cancel of a completed one as not cancelable', async () => {
+    const api = memoryApi({ maxRunningRuns: 1 });
+    await rpc(api, 'SendMessage', sendParams('One.'));
+    const second = await rpc(api, 'SendMessage', { ...sendParams('Two.'), message: { messageId: 'msg-2', role: 'ROLE_USER', parts: [{ text: 'Two.' }] } });
+    expect(second.body).toMatchObject({ error: { code: -32000, message: expect.stringMatching(/^TooManyRuns: /) } });
+    expect((await rpc(api, 'CancelTask', { id: 'run-1' })).body).toMatchObject({ result: { id: 'run-1', status: { state: 'TASK_STATE_CANCELED' } } });
+    expect(api.starter.stopped).toEqual(['run-1']);
+    const third = await rpc(api, 'SendMessage', { ...sendParams('Three.'), message: { messageId: 'msg-3', role: 'ROLE_USER', parts: [{ text: 'Three.' }] } });
+    const id = (third.body.result as { task: { id: string } }).task.id;
+    const done = api.runs.runs.get(id);
+    if (done) api.runs.runs.set(id, { ...done, status: 'succeeded', phase: 'complete', result: { response: '3', actionsTaken: [] } });
+    expect((await rpc(api, 'CancelTask', { id })).body).toMatchObject({ error: { code: -32002 } });
+  });
+
+  it("answers another caller's task, and a missing one, as not found; a client of another protocol version is refused", async () => {
+    const api = memoryApi();
+    await rpc(api, 'SendMessage', sendParams('Mine.'), as('ana'));
+    for (const [method, params] of [['GetTask', { id: 'run-1' }], ['CancelTask', { id: 'run-1' }], ['SubscribeToTask', { id: 'run-1' }], ['GetTask', { id: 'run-9' }]] as const) {
+      expect((await rpc(api, method, params, as('bob'))).body).toMatchObject({ error: { code: -32001, message: `No task ${params.id}.` } });
+    }
+    expect((await rpc(api, 'GetTask', { id: 'run-1' }, as('ana'))).body).toMatchObject({ result: { id: 'run-1' } });
+    expect((await rpc(api, 'GetTask', { id: 'run-1' }, { ...as('ana'), 'A2A-Version': '0.3' })).body).toMatchObject({ error: { code: -32009 } });
   });
 });
