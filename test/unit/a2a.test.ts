@@ -6,6 +6,7 @@ import { agentCard } from '../../functions/api/a2a/card.js';
 import { TaskEvents, runRequestOf, taskOf } from '../../functions/api/a2a/tasks.js';
 import type { RunView } from '../../functions/api/schemas.js';
 import { AgentCatalog } from '../../functions/core/definitions/catalog.js';
+import { iamCallers } from '../../functions/api/callers.js';
 import { as, memoryApi } from '../support/api.js';
 
 const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
@@ -219,5 +220,20 @@ describe('POST /a2a on the run routes (JSON-RPC, in memory)', () => {
     }
     expect((await rpc(api, 'GetTask', { id: 'run-1' }, as('ana'))).body).toMatchObject({ result: { id: 'run-1' } });
     expect((await rpc(api, 'GetTask', { id: 'run-1' }, { ...as('ana'), 'A2A-Version': '0.3' })).body).toMatchObject({ error: { code: -32009 } });
+  });
+});
+
+describe('POST /a2a under IAM auth (deployed: the caller is in the Lambda event, not a header)', () => {
+  it('calls the run routes as the signed principal: its own task is found, another principal\'s is not', async () => {
+    const api = memoryApi({ authenticate: iamCallers({}) });
+    const as = (userArn: string) => ({ event: { requestContext: { authorizer: { iam: { userArn } } } } });
+    const rpc = (method: string, params: unknown, userArn: string) =>
+      api.app.request('/a2a', { method: 'POST', headers: { 'content-type': 'application/json', 'A2A-Version': '1.0' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }) }, as(userArn));
+    const alice = 'arn:aws:iam::111122223333:user/alice';
+    const sent = await rpc('SendMessage', { message: { messageId: 'm-1', role: 'ROLE_USER', parts: [{ text: 'Hi.' }] }, configuration: { returnImmediately: true } }, alice);
+    expect(await sent.json()).toMatchObject({ result: { task: { id: 'run-1' } } });
+    expect((await api.runs.get('run-1'))?.owner).toEqual({ principal: alice });
+    expect(await (await rpc('GetTask', { id: 'run-1' }, alice)).json()).toMatchObject({ result: { id: 'run-1' } });
+    expect(await (await rpc('GetTask', { id: 'run-1' }, 'arn:aws:iam::111122223333:user/bob')).json()).toMatchObject({ error: { code: -32001 } });
   });
 });
