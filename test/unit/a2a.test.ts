@@ -122,6 +122,8 @@ describe('a message as a run request', () => {
     expect(runRequestOf(message({ metadata: { agent: 'triage' }, contextId: 'c' }), undefined).body).toEqual({ goal: 'Add 2 and 3.', agent: 'triage', sessionId: 'c' });
     expect(runRequestOf(message({ data: { workflow: 'plan-and-build' } }), undefined).body).toEqual({ goal: 'Add 2 and 3.', workflow: 'plan-and-build' });
     expect(runRequestOf(message(), { agent: 'triage' }).body.agent).toBe('triage');
+    // Both named: the route refuses them, naming the message's field.
+    expect(runRequestOf(message({ metadata: { agent: 'triage' }, data: { workflow: 'plan-and-build' } }), undefined).body).toEqual({ goal: 'Add 2 and 3.', agent: 'triage', workflow: 'plan-and-build' });
   });
 });
 

@@ -124,9 +124,11 @@ export function runRequestOf(message: Message, requestMetadata: Record<string, u
   const choices = [message.metadata, requestMetadata, ...dataOf(message)].map((value) => RunChoice.safeParse(value ?? {}).data ?? {});
   const choice = Object.assign({}, ...choices) as z.infer<typeof RunChoice>;
   const goal = message.parts.flatMap((part) => (part.content?.$case === 'text' ? [part.content.value] : [])).join('\n');
-  const target = choice.workflow !== undefined ? { workflow: choice.workflow } : choice.agent !== undefined ? { agent: choice.agent } : { mode: 'single' as const };
+  // Both named go to the route as they are, which refuses them (one of agent or workflow).
+  const named = { ...(choice.agent === undefined ? {} : { agent: choice.agent }), ...(choice.workflow === undefined ? {} : { workflow: choice.workflow }) };
+  const target = choice.agent === undefined && choice.workflow === undefined ? { mode: 'single' as const } : named;
   const fields = { goal: 'message.parts', sessionId: 'message.contextId', agent: 'metadata.agent', workflow: 'metadata.workflow', mode: 'metadata.agent' };
-  if ('workflow' in target) return { body: { goal, ...target, ...(message.contextId ? { sessionId: message.contextId } : {}) }, fields };
+  if (choice.workflow !== undefined) return { body: { goal, ...target, ...(message.contextId ? { sessionId: message.contextId } : {}) }, fields };
   const sessionId = message.contextId || `a2a-${createHash('sha256').update(message.messageId).digest('hex').slice(0, 32)}`;
   return { body: { goal, ...target, sessionId }, fields };
 }
