@@ -95,5 +95,9 @@ describe('the A2A agent', () => {
     const cancelled = await a2a.cancelTask({ tenant: '', id: task.id, metadata: undefined });
     expect(cancelled.status?.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect((await local.waitFor(task.id)).status).toBe('cancelled');
+    // Subscribing to a task that has ended gives the task as it is, and ends.
+    const resubscribed: StreamResponse[] = [];
+    for await (const event of a2a.resubscribeTask({ tenant: '', id: task.id })) resubscribed.push(event);
+    expect(resubscribed.map((e) => (e.payload?.$case === 'task' ? e.payload.value.status?.state : e.payload?.$case))).toEqual([TaskState.TASK_STATE_CANCELED]);
   });
 });
