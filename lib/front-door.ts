@@ -180,6 +180,8 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/agents'],
   [apigw.HttpMethod.GET, '/openapi.json'],
+  // The A2A agent card; the JSON-RPC interface it names is on the stream URL (docs/a2a.md).
+  [apigw.HttpMethod.GET, '/.well-known/agent-card.json'],
 ];
 
 /**

@@ -230,6 +230,7 @@ export class StepwiseAgents extends Construct {
       storage: this.storage,
       orchestrator: this.orchestrator.stateMachine,
       apiEnvironment: this.frontDoor.apiEnvironment,
+      apiFunction: this.frontDoor.apiFunction.function,
       bundledDefinitions,
       ...(props.auth ? { auth: props.auth } : {}),
       ...(this.frontDoor.callerPolicy ? { callerPolicy: this.frontDoor.callerPolicy } : {}),

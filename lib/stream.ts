@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { ArnFormat, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
@@ -10,8 +10,8 @@ import { defaultMaxStreamsPerCaller } from '../functions/core/stream/types.js';
 
 export interface LiveStreamProps {
   readonly storage: Storage;
-  /** The orchestrator, which `POST /agui` starts a run of. */
-  readonly orchestrator: sfn.IStateMachine;
+  /** The orchestrator, which `POST /agui` and `POST /a2a` start a run of, and A2A's CancelTask stops. */
+  readonly orchestrator: sfn.StateMachine;
   /** The settings the API function runs with (callers, intake, storage), shared so both read callers alike. */
   readonly apiEnvironment: Readonly<Record<string, string>>;
   /**
@@ -25,6 +25,12 @@ export interface LiveStreamProps {
    * @default { type: 'iam' }
    */
   readonly auth?: ApiAuth;
+  /**
+   * The HTTP API's function, whose A2A agent card names this URL's `/a2a` as the JSON-RPC interface
+   * (`STEPWISE_A2A_URL`, docs/a2a.md).
+   * @default none (the card names its own origin)
+   */
+  readonly apiFunction?: lambda.Function;
   /** IAM auth: the callers' policy, which gains the right to open the stream URL. */
   readonly callerPolicy?: iam.ManagedPolicy;
   /**
@@ -113,11 +119,26 @@ export class LiveStream extends Construct {
     orchestrator.grantStartExecution(fn);
     // ... and, with a daily limit, refuses it once the caller's day is spent (that day's sum).
     if (props.apiEnvironment.STEPWISE_DAILY_MAX_USD !== undefined) storage.grantSpend(fn, 'read');
+    // A2A's CancelTask (POST /a2a) cancels as POST /runs/{runId}/cancel does: it stops the run's orchestrator execution.
+    fn.addToRolePolicy(
+      new iam.PolicyStatement({
+        actions: ['states:StopExecution'],
+        resources: [
+          Stack.of(this).formatArn({ service: 'states', resource: 'execution', resourceName: `${orchestrator.stateMachineName}:*`, arnFormat: ArnFormat.COLON_RESOURCE_NAME }),
+        ],
+      }),
+    );
+    const orchestratorId = Stack.of(this).getLogicalId(orchestrator.node.defaultChild as sfn.CfnStateMachine);
+    Validations.of(this.function.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${orchestratorId}.Name>:*]`,
+      reason: 'Executions are named per run at run time; StopExecution (A2A CancelTask) reaches executions of the orchestrator only.',
+    });
 
     this.url = fn.addFunctionUrl({
       authType: auth.type === 'iam' ? lambda.FunctionUrlAuthType.AWS_IAM : lambda.FunctionUrlAuthType.NONE,
       invokeMode: lambda.InvokeMode.RESPONSE_STREAM,
     });
+    props.apiFunction?.addEnvironment('STEPWISE_A2A_URL', `${this.url.url}a2a`);
     // A function URL in AWS_IAM mode needs both actions from its caller (since October 2025); the
     // second only through the URL, so the policy does not let callers invoke the function directly.
     props.callerPolicy?.addStatements(

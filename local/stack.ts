@@ -255,7 +255,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         failedInvocation(request, error);
       }
     };
-    app = createApi(api)
+    // The agent card tells A2A clients the local server's auth: a bearer token of the local issuer, or none.
+    app = createApi({ ...api, a2a: { auth: 'local' } })
       .route('/', localTokenRoutes({ issue: (request) => issuer.issue(request) }))
       .route(
         '/',

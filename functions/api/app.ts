@@ -7,6 +7,7 @@
  * the answer or a typed error.
  */
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import { a2aRoutes } from './a2a/routes.js';
 import { answerError } from './errors.js';
 import { type ApiEnv, routes, withCaller } from './middleware.js';
 import { agentRoutes } from './routes/agents.js';
@@ -37,6 +38,7 @@ export function createApi(deps: ApiDeps) {
   app.use('/runs/*', caller);
   app.use('/agui', caller);
   app.use('/agents', caller);
+  app.use('/a2a', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -47,7 +49,8 @@ export function createApi(deps: ApiDeps) {
     .route('/', messageRoutes(deps))
     .route('/', eventRoutes(deps))
     .route('/', aguiRoutes(deps))
-    .route('/', fileRoutes(deps));
+    .route('/', fileRoutes(deps))
+    .route('/', a2aRoutes(app, deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */

@@ -11,6 +11,8 @@ import type { ErrorBody } from './schemas.js';
 export const streamRoutes = [
   ['GET', '/runs/{runId}/events'],
   ['POST', '/agui'],
+  // The A2A JSON-RPC interface: its streaming methods stream, and the card names this URL for all of them (docs/a2a.md).
+  ['POST', '/a2a'],
 ] as const satisfies readonly (readonly ['GET' | 'POST', string])[];
 
 /**

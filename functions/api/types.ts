@@ -8,6 +8,7 @@ import type { IntakeDeps } from '../core/intake/types.js';
 import type { RunStore } from '../core/runs/types.js';
 import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import type { Workspace } from '../core/workspace/types.js';
+import type { A2ASettings } from './a2a/card.js';
 import type { Authenticate } from './callers.js';
 import type { ErrorLog } from './errors.js';
 import type { StreamDeps } from './stream.js';
@@ -33,4 +34,6 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   log?: ErrorLog;
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
+  /** What the A2A agent card says of callers' auth and the JSON-RPC URL (docs/a2a.md); the local server's (an optional bearer token, this origin) when absent. */
+  a2a?: A2ASettings;
 }

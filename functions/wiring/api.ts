@@ -21,6 +21,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     forks: wiring.forks,
     fileLinks: presignedLinks(awsClients(wiring.env).s3, wiring.env.STEPWISE_BUCKET),
     approvals: wiring.approvals,
+    a2a: { auth: wiring.env.STEPWISE_AUTH, ...(wiring.env.STEPWISE_A2A_URL ? { url: wiring.env.STEPWISE_A2A_URL } : {}) },
     catalogs: wiring.catalogs,
     tokens: new SfnTaskTokens(sfn),
     events: wiring.events,

@@ -178,6 +178,8 @@ export const Env = z.object({
   STEPWISE_JWT_AUDIENCE: commaList,
   /** signed by a key of this set; by default the `jwks_uri` of the issuer's OpenID configuration. */
   STEPWISE_JWKS_URL: z.string().url().optional(),
+  /** The A2A JSON-RPC interface the agent card names (API function: the stream URL's `/a2a`); the request's own origin when unset (docs/a2a.md). */
+  STEPWISE_A2A_URL: z.string().url().optional(),
   AWS_REGION: z.string().default('us-east-1'),
 }).superRefine((env, ctx) => {
   // A tool the deployment does not have would gate nothing: refused, as at synth (never silently ungated).

@@ -318,6 +318,8 @@ console.log(startupReport(await measureStartup()));
 // In a process of its own: after the agent-loop measures above, the stream's fixture in this
 // process never saw its approval wait (an interaction of the fixtures not yet understood).
 execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./stream.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
+// A2A over the run routes (docs/a2a.md), in a process and on a stack of its own.
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./a2a.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
 console.log(consoleReport(await measureConsole()));
 // In a process of its own, as the CLI runs it against a server of its own: 50 eval cases at concurrency 10.
 execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./evals.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });

@@ -10,6 +10,7 @@ describe('FrontDoor', () => {
   it('requires IAM authorization on every route of the HTTP API by default', () => {
     const routes = template.findResources('AWS::ApiGatewayV2::Route');
     expect(Object.values(routes).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey).sort()).toEqual([
+      'GET /.well-known/agent-card.json',
       'GET /agents',
       'GET /openapi.json',
       'GET /runs',

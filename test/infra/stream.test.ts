@@ -57,8 +57,11 @@ describe('the live stream with IAM auth (the default)', () => {
     const maxSeconds = Number(stream.Properties.Environment.Variables.STEPWISE_STREAM_MAX_SECONDS);
     expect(maxSeconds).toBe(840);
     expect(maxSeconds).toBeLessThan(stream.Properties.Timeout);
+    // The API's card names this URL's /a2a as the A2A interface (the stream function knows its own URL from requests).
+    const { STEPWISE_A2A_URL: a2aUrl, ...apiVariables } = api.Properties.Environment.Variables;
+    expect(a2aUrl).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdOf(template, 'LiveStreamFunctionFunctionUrl', 'AWS::Lambda::Url'), 'FunctionUrl'] }, 'a2a']] });
     expect(stream.Properties.Environment.Variables).toEqual({
-      ...api.Properties.Environment.Variables,
+      ...apiVariables,
       STEPWISE_HANDLER: 'stream',
       STEPWISE_STREAM_MAX_SECONDS: '840',
       STEPWISE_MAX_STREAMS_PER_CALLER: '10',
@@ -66,7 +69,7 @@ describe('the live stream with IAM auth (the default)', () => {
     expect(stream.Properties.Environment.Variables.STEPWISE_AUTH).toBe('iam');
   });
 
-  it('reads only what a stream reads and writes only what starting a run writes: no workspace, no task token, no stop, no listing', () => {
+  it('reads only what a stream reads, writes only what starting a run writes, stops only orchestrator executions (A2A CancelTask): no workspace, no task token, no listing', () => {
     const statements = statementsOf(template, 'LiveStreamRole');
     const actions = [...new Set(statements.flatMap((s) => [s.Action].flat()))].sort();
     expect(actions).toEqual([
@@ -79,6 +82,7 @@ describe('the live stream with IAM auth (the default)', () => {
       's3:GetObject',
       's3:PutObject',
       'states:StartExecution',
+      'states:StopExecution',
       'xray:PutTelemetryRecords',
       'xray:PutTraceSegments',
     ]);
@@ -93,6 +97,8 @@ describe('the live stream with IAM auth (the default)', () => {
     }
     const start = statements.find((s) => s.Action === 'states:StartExecution');
     expect(start?.Resource).toEqual({ Ref: logicalIdOf(template, 'OrchestratorStateMachine', 'AWS::StepFunctions::StateMachine') });
+    const stop = statements.find((s) => s.Action === 'states:StopExecution');
+    expect(JSON.stringify(stop?.Resource)).toMatch(/:execution:".*OrchestratorStateMachine.*Name.*:\*/);
   });
 
   it('stays clean under cdk-nag', () => {

@@ -257,6 +257,7 @@ describe('GET /openapi.json', () => {
     expect(body.openapi).toBe('3.1.0');
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'GET /.well-known/agent-card.json',
       'GET /agents',
       'GET /health',
       'GET /openapi.json',
@@ -267,6 +268,7 @@ describe('GET /openapi.json', () => {
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path}',
       'GET /runs/{runId}/messages',
+      'POST /a2a',
       'POST /agui',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',

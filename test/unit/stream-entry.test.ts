@@ -55,7 +55,7 @@ describe('the stream function', () => {
     const sink = await invokeUrl(handler, { method, path, iamArn: 'arn:aws:iam::111122223333:user/alice' });
     expect(sink.prelude?.statusCode).toBe(404);
     expect(sink.json()).toEqual({
-      error: { code: 'NotFound', message: `No route ${method} ${path} here: this URL serves GET /runs/{runId}/events, POST /agui; the HTTP API serves the rest.` },
+      error: { code: 'NotFound', message: `No route ${method} ${path} here: this URL serves GET /runs/{runId}/events, POST /agui, POST /a2a; the HTTP API serves the rest.` },
     });
   });
 });
