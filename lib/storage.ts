@@ -280,7 +280,7 @@ export class Storage extends Construct {
   }
 
   /**
-   * The daily spend of callers (`spend#<ownerKey>#<day>`): `read` (sum a day: the intake and the
+   * The daily spend of callers (`spend#<ownerKey>#<day>#<shard>`): `read` (sum a day: the intake and the
    * API refuse runs once it is spent), `record` (also copy a run's cost into it: inference).
    */
   grantSpend(grantee: iam.IGrantable, access: 'read' | 'record'): void {
