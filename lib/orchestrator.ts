@@ -11,6 +11,7 @@ import { agentPhases } from '../functions/core/agents/phases.js';
 import { copyLiveCost, runningAttribute } from '../functions/adapters/dynamo/layout.js';
 import type { ErrorName } from '../functions/core/errors/table.js';
 import { NestedLoop, RunRecordGet, RunRecordUpdate } from './orchestrator-tasks.js';
+import { startExecutionFaults } from './step-retries.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -37,8 +38,7 @@ const serviceFaults = [
   'DynamoDB.RequestLimitExceeded',
   'DynamoDB.InternalServerErrorException',
   'DynamoDB.AmazonDynamoDBException',
-  'StepFunctions.ExecutionLimitExceededException',
-  'StepFunctions.SdkClientException',
+  ...startExecutionFaults,
   'EventBridge.InternalException',
   'EventBridge.ThrottlingException',
   'States.Timeout',
