@@ -59,11 +59,19 @@ export interface WireRequest {
   ok: boolean;
 }
 
-/** A partition a write landed in: `table` or an index name, and its partition key value. */
+/**
+ * A partition a write landed in: `table` or an index name, and its partition key value. An index
+ * write is `lifecycle` when its run started, changed status or phase, or left the running runs
+ * (a few per run), `step` otherwise (any other listed attribute: once per step, before issue 37).
+ */
 export interface PartitionWrite {
   where: string;
   partition: string;
+  kind?: 'lifecycle' | 'step';
 }
+
+/** The attributes whose change is a run's lifecycle: its status, its phase, its leaving the running runs. */
+const lifecycleAttributes = new Set(['status', 'phase', runIndexes.running.partitionKey]);
 
 type Value = { S?: string; N?: string };
 
@@ -94,7 +102,7 @@ export class IndexWrites {
       const value = item[index.partitionKey]?.S;
       if (value === undefined) continue;
       keys[index.partitionKey] = value;
-      writes.push({ where: index.name, partition: value });
+      writes.push({ where: index.name, partition: value, kind: 'lifecycle' });
     }
     if (Object.keys(keys).length) this.keysOf.set(pk, keys);
     return writes;
@@ -107,10 +115,11 @@ export class IndexWrites {
     if (!ok || !keys) return writes;
     const written = indexedOf(writtenAttributes(expression, names));
     if (written.length === 0) return writes;
+    const kind = written.some((name) => lifecycleAttributes.has(name)) ? 'lifecycle' : 'step';
     for (const index of Object.values(runIndexes)) {
       const partition = keys[index.partitionKey];
       if (partition === undefined) continue;
-      writes.push({ where: index.name, partition });
+      writes.push({ where: index.name, partition, kind });
       // Removing the index key takes the item out of that index (the running runs' at a run's end).
       if (written.includes(index.partitionKey) && /\bREMOVE\b/i.test(expression)) delete keys[index.partitionKey];
     }
@@ -123,24 +132,30 @@ export interface Busiest {
   where: string;
   partition: string;
   writes: number;
+  /** Of `writes`, those of runs' lifecycles and those of steps (index writes only). */
+  lifecycle: number;
+  step: number;
   peakPerSecond: number;
 }
 
 /** The busiest partition of each place, from timed writes (ms). */
 export function busiestPartitions(writes: (PartitionWrite & { at: number })[]): Busiest[] {
-  const byPlace = new Map<string, Map<string, number[]>>();
+  const byPlace = new Map<string, Map<string, (PartitionWrite & { at: number })[]>>();
   for (const write of writes) {
-    const partitions = byPlace.get(write.where) ?? new Map<string, number[]>();
+    const partitions = byPlace.get(write.where) ?? new Map<string, (PartitionWrite & { at: number })[]>();
     byPlace.set(write.where, partitions);
-    partitions.set(write.partition, [...(partitions.get(write.partition) ?? []), write.at]);
+    const list = partitions.get(write.partition) ?? [];
+    list.push(write);
+    partitions.set(write.partition, list);
   }
   return [...byPlace].map(([where, partitions]) => {
-    let best: Busiest = { where, partition: '', writes: 0, peakPerSecond: 0 };
-    for (const [partition, times] of partitions) {
+    let best: Busiest = { where, partition: '', writes: 0, lifecycle: 0, step: 0, peakPerSecond: 0 };
+    for (const [partition, list] of partitions) {
+      if (list.length <= best.writes) continue;
       const perSecond = new Map<number, number>();
-      for (const at of times) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);
-      const peak = Math.max(...perSecond.values());
-      if (times.length > best.writes) best = { where, partition, writes: times.length, peakPerSecond: peak };
+      for (const { at } of list) perSecond.set(Math.floor(at / 1000), (perSecond.get(Math.floor(at / 1000)) ?? 0) + 1);
+      const count = (kind: PartitionWrite['kind']) => list.filter((w) => w.kind === kind).length;
+      best = { where, partition, writes: list.length, lifecycle: count('lifecycle'), step: count('step'), peakPerSecond: Math.max(...perSecond.values()) };
     }
     return best;
   });

@@ -70,27 +70,27 @@ describe('the load simulation’s partition accounting', () => {
     const start = { pk: S('run#r1'), sk: S('run'), ownerKey: S('owner#o'), tenantKey: S('tenant#t'), runningKey: S('running#o'), listKey: S('2026#r1') };
     expect(writes.writes({ operation: 'PutItem', body: JSON.stringify({ Item: start }), ok: true })).toEqual([
       { where: 'table', partition: 'run#r1' },
-      { where: 'runs-by-owner', partition: 'owner#o' },
-      { where: 'runs-by-tenant', partition: 'tenant#t' },
-      { where: 'running-by-owner', partition: 'running#o' },
+      { where: 'runs-by-owner', partition: 'owner#o', kind: 'lifecycle' },
+      { where: 'runs-by-tenant', partition: 'tenant#t', kind: 'lifecycle' },
+      { where: 'running-by-owner', partition: 'running#o', kind: 'lifecycle' },
     ]);
     const update = (expression: string, ok = true) =>
       writes.writes({ operation: 'UpdateItem', body: JSON.stringify({ Key: { pk: S('run#r1'), sk: S('run') }, UpdateExpression: expression }), ok });
     expect(update('SET liveCostUsd = if_not_exists(liveCostUsd, estimatedCostUsd) + :c, steppedAt = :now ADD inputTokens :in')).toEqual([{ where: 'table', partition: 'run#r1' }]);
     // A step as it was before: the cost and time it wrote are listed, so all three indexes are written.
-    expect(update('ADD estimatedCostUsd :c SET updatedAt = :now').map((w) => w.where)).toEqual(['table', 'runs-by-owner', 'runs-by-tenant', 'running-by-owner']);
+    expect(update('ADD estimatedCostUsd :c SET updatedAt = :now').map((w) => `${w.where} ${w.kind ?? ''}`.trim())).toEqual(['table', 'runs-by-owner step', 'runs-by-tenant step', 'running-by-owner step']);
     // A refused condition writes no index.
     expect(update('SET status = :s', false)).toEqual([{ where: 'table', partition: 'run#r1' }]);
-    expect(update('SET status = :s REMOVE runningKey').map((w) => w.where)).toEqual(['table', 'runs-by-owner', 'runs-by-tenant', 'running-by-owner']);
+    expect(update('SET status = :s REMOVE runningKey').map((w) => `${w.where} ${w.kind ?? ''}`.trim())).toEqual(['table', 'runs-by-owner lifecycle', 'runs-by-tenant lifecycle', 'running-by-owner lifecycle']);
     expect(update('SET phase = :p').map((w) => w.where)).toEqual(['table', 'runs-by-owner', 'runs-by-tenant']);
     expect(writes.writes({ operation: 'Query', body: '{}', ok: true })).toEqual([]);
   });
 
   it('finds the busiest partition of each place and its busiest second', () => {
-    const at = (where: string, partition: string, ms: number) => ({ where, partition, at: ms });
-    expect(busiestPartitions([at('table', 'a', 0), at('table', 'b', 10), at('table', 'b', 1500), at('idx', 't', 100), at('idx', 't', 200)])).toEqual([
-      { where: 'table', partition: 'b', writes: 2, peakPerSecond: 1 },
-      { where: 'idx', partition: 't', writes: 2, peakPerSecond: 2 },
+    const at = (where: string, partition: string, ms: number, kind?: 'lifecycle' | 'step') => ({ where, partition, at: ms, ...(kind ? { kind } : {}) });
+    expect(busiestPartitions([at('table', 'a', 0), at('table', 'b', 10), at('table', 'b', 1500), at('idx', 't', 100, 'step'), at('idx', 't', 200, 'lifecycle')])).toEqual([
+      { where: 'table', partition: 'b', writes: 2, lifecycle: 0, step: 0, peakPerSecond: 1 },
+      { where: 'idx', partition: 't', writes: 2, lifecycle: 1, step: 1, peakPerSecond: 2 },
     ]);
   });
 });
