@@ -125,7 +125,7 @@ describe('a throttled write of a step', () => {
     DynamoDBClient.prototype.send = send;
   });
 
-  it('is retried by the state machine, as an index that throttles the table would make it: the run succeeds, counted once', async () => {
+  it('is retried by the state machine, as an index that throttles the table would make it: the run succeeds, its answer asked for and stored once', async () => {
     const tag = local.book.add('throttled', { turn: use(['toolu_t', 'calculator', { operation: 'add', a: 1, b: 2 }]) }, ok('3'));
     // The step's count of its call, refused once as DynamoDB refuses a write whose index partition
     // cannot take it (after the SDK's own attempts); every other request reaches the emulator.
