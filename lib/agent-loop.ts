@@ -8,7 +8,7 @@ import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { approvalRequestedDetailType, eventSource } from '../functions/core/runs/events.js';
 import { stepFailure } from './step-failure.js';
-import { addRetries, exhaustibleErrors } from './step-retries.js';
+import { addRetries, addStartRetries, exhaustibleErrors } from './step-retries.js';
 
 export interface AgentLoopProps {
   readonly inference: lambda.IFunction;
@@ -208,6 +208,7 @@ export class AgentLoop extends Construct {
           ResultPath: null,
         },
       });
+      addStartRetries(run);
       run.addCatch(failed.next(result), { errors: ['States.ALL'], resultPath: '$.childFailure' });
       run.next(result);
       return { start: run, end: result };
@@ -296,6 +297,7 @@ export class AgentLoop extends Construct {
       errorPath: '$.continuation.parsed.Error',
       causePath: '$.continuation.parsed.Cause',
     });
+    addStartRetries(continueAsNew);
     continueAsNew.addCatch(parseContinuation.next(continuationFailed), { errors: ['States.ALL'], resultPath: '$.failure' });
 
     // The message is formatted in a Pass state: a path is what every interpreter accepts in CausePath.

@@ -2,12 +2,14 @@ import { Duration, Stack } from 'aws-cdk-lib';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import type * as apigw from 'aws-cdk-lib/aws-apigatewayv2';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
+import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import type * as sns from 'aws-cdk-lib/aws-sns';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
-import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
+import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { BuiltinAgentName } from '../functions/core/agents/types.js';
+import { runIndexes } from '../functions/adapters/dynamo/layout.js';
 import { metricNames, metricsNamespace, serviceName } from '../functions/core/telemetry/metrics.js';
 
 /** The most lines a per-agent graph draws one by one (the tokens graph draws four per agent). */
@@ -22,6 +24,12 @@ export interface ObservabilityProps {
   readonly functions: Readonly<Record<string, lambda.IFunction>>;
   /** The intake's dead-letter queue: refused events and events the rule could not deliver. */
   readonly deadLetters: sqs.IQueue;
+  /**
+   * The table: its writes throttled, and each run index's (an index that cannot take its writes
+   * throttles the table's: docs/SCALE.md, "Backpressure").
+   * @default no DynamoDB alarms
+   */
+  readonly table?: dynamodb.ITable;
   /**
    * The places of the agents whose iterations and tokens are graphed, as the metrics' `agent`
    * dimension names them: an agent's name, the built-in assistant's `single`.
@@ -123,6 +131,7 @@ export class Observability extends Construct {
         nearTimeout.toMilliseconds(),
       );
     }
+    const throttles = this.throttleAlarms(props, period);
     const deadLetterDepth = props.deadLetters.metricApproximateNumberOfMessagesVisible({ period, statistic: cloudwatch.Stats.MAXIMUM });
     this.alarm('DeadLetters', deadLetterDepth, 'Events wait in the dead-letter queue: run requests that could not start, or execution ends not recorded.', props.alarmTopic);
 
@@ -225,6 +234,9 @@ export class Observability extends Construct {
         width,
       }),
     );
+    this.dashboard.addWidgets(
+      new cloudwatch.GraphWidget({ title: 'Throttles: DynamoDB writes (table, run indexes) and state transitions', left: throttles.dynamo, right: [throttles.transitions], width }),
+    );
     if (stream) {
       this.dashboard.addWidgets(
         new cloudwatch.GraphWidget({
@@ -239,6 +251,36 @@ export class Observability extends Construct {
         }),
       );
     }
+  }
+
+  /**
+   * Alarms on throttled DynamoDB writes (the table's, each run index's) and on throttled state
+   * transitions (the account's token bucket, shared by every state machine): each is retried with
+   * backoff, so runs slow down rather than fail, but a team should raise the quota or spread the load.
+   */
+  private throttleAlarms(props: ObservabilityProps, period: Duration): { dynamo: cloudwatch.Metric[]; transitions: cloudwatch.Metric } {
+    const transitions = sfn.StateTransitionMetric.metricThrottledEvents({ period, statistic: cloudwatch.Stats.SUM });
+    this.alarm('StateTransitionsThrottled', transitions, 'State transitions were throttled (the account and Region quota, shared by every state machine): runs were held back.', props.alarmTopic);
+    const dynamo: cloudwatch.Metric[] = [];
+    const table = props.table;
+    if (!table) return { dynamo, transitions: transitions.with({ label: 'state transitions throttled' }) };
+    // An alarm's metric carries no label (a labelled one becomes a metric-math alarm); the graph's do.
+    const writeThrottles = (dimensionsMap: Record<string, string>) =>
+      new cloudwatch.Metric({ namespace: 'AWS/DynamoDB', metricName: 'WriteThrottleEvents', dimensionsMap, statistic: cloudwatch.Stats.SUM, period });
+    const onTable = writeThrottles({ TableName: table.tableName });
+    this.alarm('TableWritesThrottled', onTable, 'Writes to the table were throttled: steps were retried.', props.alarmTopic);
+    dynamo.push(onTable.with({ label: 'table' }));
+    for (const index of Object.values(runIndexes)) {
+      const onIndex = writeThrottles({ TableName: table.tableName, GlobalSecondaryIndexName: index.name });
+      this.alarm(
+        `IndexWritesThrottled${index.family[0]?.toUpperCase()}${index.family.slice(1)}`,
+        onIndex,
+        `Writes to the index ${index.name} were throttled, and with them the table's (a hot partition: docs/SCALE.md).`,
+        props.alarmTopic,
+      );
+      dynamo.push(onIndex.with({ label: index.name }));
+    }
+    return { dynamo, transitions: transitions.with({ label: 'state transitions throttled' }) };
   }
 
   /** An alarm on one or more events of `metric` in a period (or on reaching `threshold`); missing data is no event. */

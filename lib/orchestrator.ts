@@ -8,9 +8,10 @@ import { Construct } from 'constructs';
 import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../functions/core/runs/events.js';
 import type { BuiltinAgentName } from '../functions/core/agents/types.js';
 import { agentPhases } from '../functions/core/agents/phases.js';
-import { runningAttribute } from '../functions/adapters/dynamo/layout.js';
+import { copyLiveCost, runningAttribute } from '../functions/adapters/dynamo/layout.js';
 import type { ErrorName } from '../functions/core/errors/table.js';
 import { NestedLoop, RunRecordGet, RunRecordUpdate } from './orchestrator-tasks.js';
+import { startExecutionFaults } from './step-retries.js';
 
 export interface OrchestratorProps {
   readonly table: dynamodb.ITable;
@@ -37,8 +38,7 @@ const serviceFaults = [
   'DynamoDB.RequestLimitExceeded',
   'DynamoDB.InternalServerErrorException',
   'DynamoDB.AmazonDynamoDBException',
-  'StepFunctions.ExecutionLimitExceededException',
-  'StepFunctions.SdkClientException',
+  ...startExecutionFaults,
   'EventBridge.InternalException',
   'EventBridge.ThrottlingException',
   'States.Timeout',
@@ -86,7 +86,8 @@ export class Orchestrator extends Construct {
       new RunRecordUpdate(this, id, {
         table,
         key: runKey,
-        updateExpression: 'SET #phase = :phase, currentAgent = :agent, updatedAt = :now',
+        // A status change: the listed cost catches up with the steps' (functions/adapters/dynamo/layout.ts).
+        updateExpression: `SET #phase = :phase, currentAgent = :agent, updatedAt = :now, ${copyLiveCost}`,
         conditionExpression: '#status = :running',
         expressionAttributeNames: { '#phase': 'phase', '#status': 'status' },
         expressionAttributeValues: {
@@ -167,7 +168,7 @@ export class Orchestrator extends Construct {
     const markComplete = new RunRecordUpdate(this, 'MarkComplete', {
       table,
       key: runKey,
-      updateExpression: `SET #status = :status, #phase = :phase, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+      updateExpression: `SET #status = :status, #phase = :phase, updatedAt = :now, ${copyLiveCost} REMOVE currentAgent, ${runningAttribute}`,
       conditionExpression: '#status = :running',
       expressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
       expressionAttributeValues: {
@@ -228,7 +229,7 @@ export class Orchestrator extends Construct {
     const markFailed = new RunRecordUpdate(this, 'MarkFailed', {
       table,
       key: runKey,
-      updateExpression: `SET #status = :status, #phase = :phase, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+      updateExpression: `SET #status = :status, #phase = :phase, #error = :error, updatedAt = :now, ${copyLiveCost} REMOVE currentAgent, ${runningAttribute}`,
       conditionExpression: '#status = :running',
       expressionAttributeNames: { '#status': 'status', '#phase': 'phase', '#error': 'error' },
       expressionAttributeValues: {

@@ -13,21 +13,30 @@ import { transientErrorNames } from '../functions/core/errors/table.js';
  */
 export const transientStepErrors = transientErrorNames().filter((name) => name !== 'OrchestratorUnavailable');
 
+/**
+ * Lambda refusing an invoke for want of concurrency (the account's, or a function's reserved):
+ * backpressure, not a fault. Retried longer than a fault (`addRetries`), so a burst past the
+ * account's concurrency slows runs down instead of failing them (docs/SCALE.md, "Backpressure").
+ */
+export const lambdaThrottleErrors = ['Lambda.TooManyRequestsException'];
+
 /** Lambda's own transient faults (the service, not the function). */
-export const lambdaServiceErrors = [
-  'Lambda.ServiceException',
-  'Lambda.AWSLambdaException',
-  'Lambda.SdkClientException',
-  'Lambda.TooManyRequestsException',
-  'Lambda.Unknown',
-];
+export const lambdaServiceErrors = ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.Unknown'];
+
+/**
+ * A nested execution that could not start for now (`startExecution.sync:2`: an agent called as a
+ * tool, a continuation): the account's open executions at their quota, the StartExecution token
+ * bucket empty (a throttle, reported by the integration as the service's base exception; that
+ * name is not confirmed on an AWS page), or the SDK's own fault.
+ */
+export const startExecutionFaults = ['StepFunctions.ExecutionLimitExceededException', 'StepFunctions.AWSStepFunctionsException', 'StepFunctions.SdkClientException'];
 
 /**
  * Errors whose names say where a step failed (Lambda's service, a timeout) but not why: retried
  * by `addRetries`, so reaching the `Catch` means the retries are spent. The run fails with
  * `RetriesExhausted`, naming the error and its cause, rather than with an opaque name.
  */
-export const exhaustibleErrors = [...lambdaServiceErrors, 'States.Timeout', 'Sandbox.Timedout'];
+export const exhaustibleErrors = [...lambdaThrottleErrors, ...lambdaServiceErrors, 'States.Timeout', 'Sandbox.Timedout'];
 
 /**
  * One retry policy (docs/reliability.md, "Retries"): backoff with full jitter, in the state machine only.
@@ -35,6 +44,16 @@ export const exhaustibleErrors = [...lambdaServiceErrors, 'States.Timeout', 'San
  * a Lambda that timed out.
  */
 export function addRetries(task: sfn.TaskStateBase, options: { timeouts?: boolean } = {}): void {
+  // Backpressure: up to about three minutes of jittered waits (1, 2, 4 … capped at 30 s; 8 retries)
+  // while Lambda's concurrency scales or frees up.
+  task.addRetry({
+    errors: lambdaThrottleErrors,
+    interval: Duration.seconds(1),
+    maxAttempts: 8,
+    backoffRate: 2,
+    maxDelay: Duration.seconds(30),
+    jitterStrategy: sfn.JitterType.FULL,
+  });
   task.addRetry({
     errors: lambdaServiceErrors,
     interval: Duration.seconds(1),
@@ -56,6 +75,18 @@ export function addRetries(task: sfn.TaskStateBase, options: { timeouts?: boolea
     interval: Duration.seconds(2),
     maxAttempts: 2,
     backoffRate: 2,
+    jitterStrategy: sfn.JitterType.FULL,
+  });
+}
+
+/** The same backoff with full jitter for a nested execution's start (`startExecution.sync:2`), kept from failing on a momentary quota. */
+export function addStartRetries(state: sfn.CustomState): void {
+  state.addRetry({
+    errors: startExecutionFaults,
+    interval: Duration.seconds(1),
+    maxAttempts: 8,
+    backoffRate: 2,
+    maxDelay: Duration.seconds(30),
     jitterStrategy: sfn.JitterType.FULL,
   });
 }

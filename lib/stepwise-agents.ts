@@ -261,6 +261,7 @@ export class StepwiseAgents extends Construct {
 
     this.observability = new Observability(this, 'Observability', {
       orchestrator: this.orchestrator.stateMachine,
+      table,
       agentLoop: this.agentLoop.stateMachine,
       functions: {
         Inference: this.functions.inference,

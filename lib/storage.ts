@@ -280,16 +280,20 @@ export class Storage extends Construct {
   }
 
   /**
-   * The daily spend of callers (`spend#<ownerKey>#<day>`): `read` (sum a day: the intake and the
+   * The daily spend of callers (`spend#<ownerKey>#<day>#<shard>`): `read` (sum a day: the intake and the
    * API refuse runs once it is spent), `record` (also copy a run's cost into it: inference).
    */
   grantSpend(grantee: iam.IGrantable, access: 'read' | 'record'): void {
     this.grantItems(grantee, access === 'record' ? ['dynamodb:Query', 'dynamodb:UpdateItem'] : ['dynamodb:Query'], ['spend']);
   }
 
-  /** List runs by owner or tenant (`GET /runs`): queries of the run indexes only. */
+  /**
+   * List runs by owner or tenant (`GET /runs`): queries of the run indexes, and one BatchGetItem of
+   * a page's running runs' records for their live cost (functions/adapters/dynamo/run-listing.ts).
+   */
   grantRunListing(grantee: iam.IGrantable): void {
     this.grantIndexQuery(grantee, ['byOwner', 'byTenant', 'running']);
+    this.grantItems(grantee, ['dynamodb:BatchGetItem'], ['runs']);
   }
 
   /** Read (and write) and list workspace files: only keys under `workspaces/` (invariant 7, docs/ARCHITECTURE.md). */

@@ -209,6 +209,13 @@ async function bundles() {
 const args = process.argv.slice(2);
 const loopOnly = args.includes('--loop');
 const iterations = Number(args.find((arg) => !arg.startsWith('--')) ?? 200);
+// `npm run bench -- --load [N]`: the load simulation alone (test/bench/load.ts, N = 500 by default), in
+// a process of its own: the handlers' modules keep the first stack's endpoints for good.
+if (args.includes('--load')) {
+  const runs = args.find((arg) => /^\d+$/.test(arg)) ?? '500';
+  execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./load.ts', import.meta.url)), runs], { stdio: 'inherit' });
+  process.exit(0);
+}
 console.log(`Stepwise bench (${new Date().toISOString()}, node ${process.version}, ${execFileSync('nproc').toString().trim()} cores)\n`);
 
 const { main: loop, measured, growth, custom, again } = await measure(iterations);

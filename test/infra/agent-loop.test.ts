@@ -149,16 +149,38 @@ describe('AgentLoop', () => {
     const states = definitionOf(template, 'AgentLoop').States as Record<string, { Retry?: Record<string, unknown>[] }>;
     const retries = states.Inference?.Retry ?? [];
     expect(retries.map((r) => r.ErrorEquals)).toEqual([
-      ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.TooManyRequestsException', 'Lambda.Unknown'],
+      ['Lambda.TooManyRequestsException'],
+      ['Lambda.ServiceException', 'Lambda.AWSLambdaException', 'Lambda.SdkClientException', 'Lambda.Unknown'],
       ['ModelOverloaded', 'ModelResponseEmpty', 'ModelThrottled', 'ModelUnavailable', 'StoreUnavailable', 'ToolUnavailable', 'WorkspaceUnavailable'],
       ['States.Timeout', 'Sandbox.Timedout'],
     ]);
     for (const retry of retries) expect(retry).toMatchObject({ JitterStrategy: 'FULL', BackoffRate: 2 });
-    expect(retries[1]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 60 });
+    expect(retries[2]).toMatchObject({ IntervalSeconds: 2, MaxAttempts: 6, MaxDelaySeconds: 60 });
     expect(retries.flatMap((r) => r.ErrorEquals as string[])).not.toContain('States.ALL');
     // An external tool's throttled or failing service is retried in the Map's tool step.
     const map = states.Tools as unknown as { ItemProcessor: { States: Record<string, { Retry?: { ErrorEquals: string[] }[] }> } };
     expect(map.ItemProcessor.States.Tool?.Retry?.flatMap((r) => r.ErrorEquals)).toContain('ToolUnavailable');
+  });
+
+  it('holds back on throttles instead of failing: Lambda concurrency retried longest in every Lambda step, nested starts retried on quota and throttle', () => {
+    const states = allStates(definitionOf(template, 'AgentLoop').States as Record<string, State>);
+    const functionIds = Object.keys(template.findResources('AWS::Lambda::Function'));
+    const lambdaSteps = states.filter(([, s]) => s.Type === 'Task' && functionIds.some((id) => JSON.stringify(s).includes(`"${id}"`)));
+    expect(lambdaSteps.length).toBeGreaterThan(5);
+    for (const [, step] of lambdaSteps) {
+      // The first retrier that names an error is the one used: the throttle's own, the longest budget.
+      expect(step.Retry?.find((r) => r.ErrorEquals.includes('Lambda.TooManyRequestsException'))).toEqual({
+        ErrorEquals: ['Lambda.TooManyRequestsException'],
+        IntervalSeconds: 1,
+        MaxAttempts: 8,
+        BackoffRate: 2,
+        MaxDelaySeconds: 30,
+        JitterStrategy: 'FULL',
+      });
+    }
+    const starts = states.filter(([, s]) => JSON.stringify(s).includes('startExecution.sync:2')).map(([name, s]) => [name, s.Retry?.[0]?.ErrorEquals]);
+    const faults = ['StepFunctions.ExecutionLimitExceededException', 'StepFunctions.AWSStepFunctionsException', 'StepFunctions.SdkClientException'];
+    expect(Object.fromEntries(starts)).toEqual({ RunChild: faults, RunChildOnly: faults, ContinueAsNew: faults });
   });
 
   it('retries, in every Lambda step, each error the error table marks transient', () => {

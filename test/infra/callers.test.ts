@@ -52,10 +52,11 @@ describe('least privilege in DynamoDB', () => {
     });
     // The API reads transcripts and lists runs; the conversation items it writes are a fork's copy (conditional puts).
     // It serves no event stream deployed (the stream function does), but its pages of events read live text, never write it.
+    // A listing reads its page's running runs' live cost from their records in one BatchGetItem.
     expect(dynamoAccess('FrontDoorApiRole')).toEqual({
       'conv#*': ['GetItem', 'PutItem', 'Query'],
       'live#*': ['Query'],
-      'run#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
+      'run#*': ['BatchGetItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],

@@ -95,10 +95,31 @@ describe('Observability', () => {
     });
   });
 
-  it('has 24 alarms and, by default, no alarm actions', () => {
+  it('alarms on throttled writes to the table and to each run index, and on throttled state transitions, and graphs them', () => {
+    const [tableId] = Object.keys(template.findResources('AWS::DynamoDB::GlobalTable'));
+    const table = { Ref: tableId };
+    const onDynamo = alarmsOn('AWS/DynamoDB', 'WriteThrottleEvents').map((a) => a.Properties);
+    expect(onDynamo.map((a) => a.Dimensions)).toEqual(
+      expect.arrayContaining([
+        [{ Name: 'TableName', Value: table }],
+        ...['runs-by-owner', 'runs-by-tenant', 'running-by-owner'].map((index) => [
+          { Name: 'GlobalSecondaryIndexName', Value: index },
+          { Name: 'TableName', Value: table },
+        ]),
+      ]),
+    );
+    expect(onDynamo).toHaveLength(4);
+    for (const alarm of onDynamo) expect(alarm).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
+    const transitions = alarmsOn('AWS/States', 'ThrottledEvents').map((a) => a.Properties);
+    expect(transitions).toEqual([expect.objectContaining({ ...oneOrMore, Statistic: 'Sum', Dimensions: [{ Name: 'ServiceMetric', Value: 'StateTransition' }] })]);
+    const body = JSON.stringify((Object.values(template.findResources('AWS::CloudWatch::Dashboard'))[0] as Resource).Properties.DashboardBody);
+    for (const text of ['Throttles: DynamoDB writes', 'WriteThrottleEvents', 'GlobalSecondaryIndexName', 'runs-by-tenant', 'ThrottledEvents', 'StateTransition']) expect(body).toContain(text);
+  });
+
+  it('has 29 alarms and, by default, no alarm actions', () => {
     // Executions (2 machines x 3, 1 aborted outside Stepwise), functions (7 throttles, 6 errors), API 5xx,
-    // stream URL 5xx and stream duration, dead letters.
-    expect(alarms).toHaveLength(6 + 1 + 13 + 1 + 2 + 1);
+    // stream URL 5xx and stream duration, dead letters, throttles (state transitions, the table, 3 indexes).
+    expect(alarms).toHaveLength(6 + 1 + 13 + 1 + 2 + 1 + 5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toBeUndefined();
   });
 
@@ -107,7 +128,7 @@ describe('Observability', () => {
       (app) => new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(new Stack(app, 'Topic'), 'Alarms') }),
     );
     const found = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Resource[];
-    expect(found).toHaveLength(24);
+    expect(found).toHaveLength(29);
     for (const alarm of found) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('Topic');
   });
 

@@ -3,6 +3,7 @@ import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ownerKey } from '../../functions/core/callers/access.js';
+import { partition, shardOf, spendShards } from '../../functions/adapters/dynamo/spend.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
@@ -31,9 +32,30 @@ describe('DynamoSpendStore', () => {
     expect(await spend.spentOn(bob, '2026-01-01')).toBe(9);
 
     const { dynamo } = awsClients(readEnv(aws.env));
-    const { Item } = await new Documents(dynamo).get({ TableName: aws.emulators.table, Key: { pk: `spend#${ownerKey(alice)}#2026-01-01`, sk: 'run#run-a' } });
+    const pk = `spend#${ownerKey(alice)}#2026-01-01#${shardOf('run-a')}`;
+    const { Item } = await new Documents(dynamo).get({ TableName: aws.emulators.table, Key: { pk, sk: 'run#run-a' } });
     // Kept two days past its day, then DynamoDB's TTL may delete it.
-    expect(Item).toEqual({ pk: `spend#${ownerKey(alice)}#2026-01-01`, sk: 'run#run-a', usd: 0.5, expiresAt: Date.parse('2026-01-04T00:00:00Z') / 1000 });
+    expect(Item).toEqual({ pk, sk: 'run#run-a', usd: 0.5, expiresAt: Date.parse('2026-01-04T00:00:00Z') / 1000 });
+  });
+
+  it('spreads one owner’s day over its shards by run, and sums them all', async () => {
+    const { spend } = aws.wiring();
+    const owner = fresh('busy');
+    const runIds = Array.from({ length: 40 }, (_, i) => `run-shard-${i}`);
+    await Promise.all(runIds.map((runId) => spend.recordRun(owner, '2026-03-01', runId, 0.25)));
+    expect(await spend.spentOn(owner, '2026-03-01')).toBe(10);
+    const { dynamo } = awsClients(readEnv(aws.env));
+    const doc = new Documents(dynamo);
+    const counts = await Promise.all(
+      Array.from({ length: spendShards }, async (_, shard) => {
+        const { Items } = await doc.query({ TableName: aws.emulators.table, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': partition(owner, '2026-03-01', shard) } });
+        return Items.length;
+      }),
+    );
+    // Every run's item is in its own shard, and no shard holds the whole day.
+    expect(counts.reduce((a, b) => a + b, 0)).toBe(runIds.length);
+    expect(Math.max(...counts)).toBeLessThan(runIds.length / 2);
+    expect(counts.filter((n) => n > 0).length).toBeGreaterThan(spendShards / 2);
   });
 
   it('ends at the largest cost it was told, in any order and with any repeats', async () => {

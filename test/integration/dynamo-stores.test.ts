@@ -454,6 +454,34 @@ describe('DynamoRunStore', () => {
     expect(await runs.get('run-store-cancelled')).toMatchObject({ status: 'cancelled' });
   });
 
+  it('lists a running run with the cost and time of its latest step, which no index holds, and an ended one as its end left it', async () => {
+    const { runs } = aws.wiring();
+    const owner = { principal: `lister-${Date.now()}` };
+    const run = newRun('run-store-listed', 'goal', { owner });
+    await runs.create(run);
+    const usage = { inputTokens: 10, outputTokens: 5, cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
+    await runs.recordStep(run.runId, 'single', 0, { usage, costUsd: 0.25 });
+    await runs.recordStep(run.runId, 'single', 1, { usage, costUsd: 0.5 });
+    const [record] = (await rawItemsOf(`run#${run.runId}`)).filter((item) => item.sk === 'run');
+    // The listed attributes are as the start wrote them; the steps wrote their own.
+    expect(record).toMatchObject({ estimatedCostUsd: 0, updatedAt: run.updatedAt, liveCostUsd: 0.75 });
+    const live = await runs.get(run.runId);
+    expect(live).toMatchObject({ estimatedCostUsd: 0.75, updatedAt: record?.steppedAt });
+    expect(live && live.updatedAt > run.updatedAt).toBe(true);
+    const listed = async () => (await runs.list({ scope: { owner }, limit: 10 })).items;
+    expect(await listed()).toEqual([
+      { runId: run.runId, mode: 'single', goal: 'goal', status: 'running', phase: 'executing', createdAt: run.createdAt, updatedAt: live?.updatedAt, estimatedCostUsd: 0.75, owner },
+    ]);
+    expect((await runs.list({ scope: { owner }, status: 'running', limit: 10 })).items[0]).toMatchObject({ estimatedCostUsd: 0.75, updatedAt: live?.updatedAt });
+
+    await runs.finish(run.runId, { status: 'succeeded', phase: 'complete', result: { response: 'done', actionsTaken: [] } });
+    const ended = await runs.get(run.runId);
+    expect(await listed()).toEqual([
+      { runId: run.runId, mode: 'single', goal: 'goal', status: 'succeeded', phase: 'complete', createdAt: run.createdAt, updatedAt: ended?.updatedAt, estimatedCostUsd: 0.75, owner },
+    ]);
+    expect(ended && ended.updatedAt >= (live?.updatedAt ?? '')).toBe(true);
+  });
+
   it('returns nothing for an unknown run', async () => {
     expect(await aws.wiring().runs.get('no-such-run')).toBeUndefined();
   });

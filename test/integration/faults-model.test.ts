@@ -3,14 +3,14 @@
  * from transient ones, fails with a named error after a bounded number of attempts when the
  * model stays down, and never duplicates a message, a model call or a tool run.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import type { Reply } from '../../local/stand-ins/messages-api.js';
 import type { LocalHandler } from '../../local/runtime/runtime.js';
 import { awsClients, readEnv, wire } from '../../functions/wiring/wire.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
-import { QueryCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, ProvisionedThroughputExceededException, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 
 /**
  * Steps to crash once after they have done their work (a Lambda dying before it returns), by
@@ -116,5 +116,39 @@ describe('a Lambda that dies after its write, before it returns', () => {
     );
     expect(items.Items?.map((i) => i.sk?.S)).toEqual(['m#0000000000', 'm#0000000001', 'm#0000000001#r#0000', 'm#0000000002', 'm#0000000003']);
     expect(run.usage.outputTokens).toBeGreaterThan(0);
+  }, 30_000);
+});
+
+describe('a throttled write of a step', () => {
+  const send = DynamoDBClient.prototype.send;
+  afterEach(() => {
+    DynamoDBClient.prototype.send = send;
+  });
+
+  it('is retried by the state machine, as an index that throttles the table would make it: the run succeeds, its answer asked for and stored once', async () => {
+    const tag = local.book.add('throttled', { turn: use(['toolu_t', 'calculator', { operation: 'add', a: 1, b: 2 }]) }, ok('3'));
+    // The step's count of its call, refused once as DynamoDB refuses a write whose index partition
+    // cannot take it (after the SDK's own attempts); every other request reaches the emulator.
+    const throttled: string[] = [];
+    DynamoDBClient.prototype.send = function (this: DynamoDBClient, command: unknown, ...rest: unknown[]) {
+      const input = (command as { input?: { UpdateExpression?: string; Key?: { pk?: { S?: string } } } }).input;
+      const runKey = input?.Key?.pk?.S ?? '';
+      if (command instanceof UpdateItemCommand && input?.UpdateExpression?.includes('SET #counted') && !throttled.includes(runKey) && runKey.includes('throttled-')) {
+        throttled.push(runKey);
+        return Promise.reject(new ProvisionedThroughputExceededException({ message: 'Throughput exceeds the current capacity for one or more global secondary indexes.', $metadata: { httpStatusCode: 400 } }));
+      }
+      return (send as (...args: unknown[]) => Promise<unknown>).call(this, command, ...rest);
+    } as typeof send;
+    const runId = `throttled-${Date.now()}`;
+    const started = await local.post('/_local/events', { Source: 'faults.test', DetailType: 'Stepwise Run Requested', Detail: { goal: `${tag} Add.`, mode: 'single', runId } });
+    expect(started.status).toBe(200);
+    const run = await local.waitFor(runId);
+
+    expect(throttled).toEqual([`run#${runId}`]);
+    expect(run).toMatchObject({ status: 'succeeded', result: { response: '3' }, iterations: { single: 2 } });
+    // The retried step took its stored answer: no second model call, no second message.
+    expect(local.book.requests.get('throttled')).toHaveLength(2);
+    const { messages } = await wire(process.env).conversations.load(conversationIdOf(runId, 'single'));
+    expect(messages.map((m) => m.role)).toEqual(['user', 'assistant', 'user', 'assistant']);
   }, 30_000);
 });

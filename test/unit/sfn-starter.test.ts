@@ -1,4 +1,4 @@
-import { ExecutionAlreadyExists, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
+import { ExecutionAlreadyExists, ExecutionLimitExceeded, SFNClient, StartExecutionCommand } from '@aws-sdk/client-sfn';
 import { mockClient } from 'aws-sdk-client-mock';
 import { describe, expect, it } from 'vitest';
 import { SfnRunStarter } from '../../functions/adapters/aws/intake.js';
@@ -19,6 +19,18 @@ describe('SfnRunStarter', () => {
     const sfn = mockClient(SFNClient);
     sfn.on(StartExecutionCommand).rejects(new ExecutionAlreadyExists({ message: 'exists', $metadata: {} }));
     await expect(new SfnRunStarter(new SFNClient({ region: 'us-east-1' }), arn).start(input)).resolves.toBeUndefined();
+  });
+
+  it('answers a start held back by a throttle or by the open-executions quota as a transient fault, so the run waits to start and the request is repeated', async () => {
+    const sfn = mockClient(SFNClient);
+    const throttled = Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+    sfn.on(StartExecutionCommand).rejectsOnce(throttled).rejects(new ExecutionLimitExceeded({ message: 'Maximum number of running executions', $metadata: {} }));
+    const starter = new SfnRunStarter(new SFNClient({ region: 'us-east-1', maxAttempts: 1 }), arn);
+    for (const reason of ['ThrottlingException: Rate exceeded', 'open executions are at their quota']) {
+      const error = await starter.start(input).catch((e: unknown) => e);
+      expect(error).toMatchObject({ name: 'OrchestratorUnavailable', transient: true });
+      expect((error as Error).message).toContain(reason);
+    }
   });
 
   it('announces a cancelled run with an execution named after it, once however often it is asked', async () => {

@@ -3,6 +3,7 @@ import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import {
   ExecutionAlreadyExists,
   ExecutionDoesNotExist,
+  ExecutionLimitExceeded,
   type SFNClient,
   StartExecutionCommand,
   StopExecutionCommand,
@@ -34,6 +35,12 @@ export class SfnRunStarter implements RunStarter {
     } catch (error) {
       // The same run started twice (a retried request): the first start stands.
       if (error instanceof ExecutionAlreadyExists) return;
+      // The account's open executions at their quota: the run waits to start, as after a throttle
+      // (the request is repeated: an event by Lambda's retries, then from the dead letters), never
+      // failed for good (docs/reliability.md, "Nothing lost").
+      if (error instanceof ExecutionLimitExceeded) {
+        throw new OrchestratorUnavailable(`Starting the run failed: the account's open executions are at their quota (${error.message}).`, { cause: error });
+      }
       throw error;
     }
   }

@@ -1,5 +1,5 @@
 /**
- * DynamoDB items as plain objects, over the low-level client: the four operations Stepwise uses,
+ * DynamoDB items as plain objects, over the low-level client: the five operations Stepwise uses,
  * with the inputs and outputs of `@aws-sdk/lib-dynamodb`'s document client, marshalled by the
  * functions it calls (`@aws-sdk/util-dynamodb`).
  *
@@ -9,6 +9,7 @@
  * of which are DynamoDB's (docs/costs.md, "Why each request is cheap").
  */
 import {
+  BatchGetItemCommand,
   type DynamoDBClient,
   GetItemCommand,
   PutItemCommand,
@@ -76,6 +77,22 @@ export class Documents {
 
   async query(input: QueryInput, options?: RequestOptions): Promise<QueryPage> {
     return pageOf(await this.client.send(new QueryCommand(wireQuery(input)), ...extra(options)));
+  }
+
+  /**
+   * Items of one table by key (at most 100), in no particular order; keys DynamoDB left
+   * unprocessed (throttled) are asked for again once, then left out: the caller must accept a partial answer.
+   */
+  async batchGet(input: { TableName: string; Keys: Document[]; ProjectionExpression?: string; ExpressionAttributeNames?: Record<string, string> }): Promise<Document[]> {
+    const { TableName, Keys, ...rest } = input;
+    const items: Document[] = [];
+    let keys = Keys.map((k) => marshall(k));
+    for (let attempt = 0; attempt < 2 && keys.length > 0; attempt++) {
+      const out = await this.client.send(new BatchGetItemCommand({ RequestItems: { [TableName]: { Keys: keys, ...rest } } }));
+      items.push(...(out.Responses?.[TableName] ?? []).map((item) => unmarshall(item)));
+      keys = out.UnprocessedKeys?.[TableName]?.Keys ?? [];
+    }
+    return items;
   }
 
   /** Every page of a query, each request continuing from the page before. */

@@ -34,8 +34,26 @@ export const itemFamilies = {
 } as const;
 export type ItemFamily = keyof typeof itemFamilies;
 
-/** Attributes a listing shows, projected into the run indexes. */
+/**
+ * Attributes a listing shows, projected into the run indexes. A write that changes one of them
+ * writes every index the run is in, in the partition of its owner or tenant: only a run's start,
+ * its status and phase changes and its end may (docs/SCALE.md, "Hot partitions"); a step writes
+ * `progressAttributes` instead.
+ */
 export const listedAttributes = ['runId', 'mode', 'goalPreview', 'status', 'phase', 'createdAt', 'updatedAt', 'estimatedCostUsd', 'approvals', 'owner'];
+
+/**
+ * What a step writes where the listed `estimatedCostUsd` and `updatedAt` would be: the run's cost
+ * so far and the time of its latest step, on the run record only (no index projects them). Every
+ * status change copies the cost into `estimatedCostUsd`; a reader takes the newer of each pair.
+ */
+export const progressAttributes = { cost: 'liveCostUsd', steppedAt: 'steppedAt' } as const;
+
+/**
+ * The update that brings the listed cost up to the live one, for the SET clause of every status
+ * change (the adapters' and the orchestrator's); a record no step has counted yet keeps its own.
+ */
+export const copyLiveCost = `estimatedCostUsd = if_not_exists(${progressAttributes.cost}, estimatedCostUsd)`;
 
 /** The run indexes: name, partition key attribute and its family, sort key attribute (newest first). */
 export const runIndexes = {

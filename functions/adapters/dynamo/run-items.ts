@@ -8,7 +8,7 @@ import { ownerKey } from '../../core/callers/access.js';
 import type { AgentName } from '../../core/agents/types.js';
 import { InvalidCursor, type Run, type RunResult, type RunQuery, type RunTotals, placesOf, summaryGoalChars } from '../../core/runs/types.js';
 import { type Usage, zeroUsage } from '../../core/model/messages.js';
-import { itemFamilies, runIndexes, runningAttribute } from './layout.js';
+import { itemFamilies, progressAttributes, runIndexes, runningAttribute } from './layout.js';
 
 /** A result as the item keeps it: the structured answer as JSON text. */
 export function toStoredResult({ output, ...result }: RunResult): Record<string, unknown> {
@@ -97,7 +97,14 @@ export function totalsOf(totals: Record<string, unknown>): RunTotals {
       cacheReadInputTokens: Number(totals.cacheReadInputTokens ?? 0),
       cacheCreationInputTokens: Number(totals.cacheCreationInputTokens ?? 0),
     },
-    estimatedCostUsd: Number(totals.estimatedCostUsd ?? 0),
+    // A step adds to the live cost (`recordStep`); the listed one is a copy made at status changes.
+    estimatedCostUsd: Number(totals[progressAttributes.cost] ?? totals.estimatedCostUsd ?? 0),
     ...(totals.childCostUsd !== undefined ? { childCostUsd: Number(totals.childCostUsd) } : {}),
   };
+}
+
+/** The later of two ISO times (the listed `updatedAt` and a step's `steppedAt`); either may be missing. */
+export function latestOf(listed: unknown, stepped: unknown): string | undefined {
+  const times = [listed, stepped].filter((time): time is string => typeof time === 'string');
+  return times.sort().at(-1);
 }

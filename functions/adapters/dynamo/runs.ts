@@ -15,8 +15,9 @@ import type { Plan } from '../../core/plan/types.js';
 import { guard, isConditionFailed } from '../aws/errors.js';
 import type { BlobStore } from '../s3/blobs.js';
 import { queryAll } from './conversations.js';
-import { itemFamilies, runIndexes, runningAttribute } from './layout.js';
-import { decodeCursor, encodeCursor, fromStoredResult, indexFor, indexKeys, key, spentByDayOf, spentPrefix, toStoredResult, totalsOf, usageMaps } from './run-items.js';
+import { copyLiveCost, itemFamilies, progressAttributes, runIndexes, runningAttribute } from './layout.js';
+import { listRuns } from './run-listing.js';
+import { fromStoredResult, indexKeys, key, latestOf, spentByDayOf, spentPrefix, toStoredResult, totalsOf, usageMaps } from './run-items.js';
 
 /** Goals larger than this are kept in S3 so no run item nears DynamoDB's 400 KB item limit. */
 const inlineGoalBytes = 32 * 1024;
@@ -30,6 +31,10 @@ export interface DynamoRunOptions {
   blobs: BlobStore;
   clock?: () => Date;
 }
+
+/** A step's addition to the run's live cost (`:cost`), and its time (`:now`): the progress a step writes instead of the listed attributes. */
+const liveCost = `${progressAttributes.cost} = if_not_exists(${progressAttributes.cost}, estimatedCostUsd) + :cost`;
+const steppedAt = `${progressAttributes.steppedAt} = :now`;
 
 /** Each agent's counted mark on the run record: `counted#<agent>`, the last call whose usage was added (see `recordStep`). */
 const countedPrefix = 'counted#';
@@ -86,6 +91,8 @@ export class DynamoRunStore implements RunStore {
       runningKey: _running,
       listKey: _list,
       goalPreview: _preview,
+      liveCostUsd,
+      steppedAt,
       outputSchema,
       result,
       agentResults,
@@ -103,6 +110,9 @@ export class DynamoRunStore implements RunStore {
     return Run.parse({
       ...rest,
       goal,
+      // The live figures a step writes, where it has written them (see `recordStep`).
+      ...(typeof liveCostUsd === 'number' ? { estimatedCostUsd: liveCostUsd } : {}),
+      updatedAt: latestOf(rest.updatedAt, steppedAt),
       ...(typeof outputSchema === 'string' ? { output: { schema: JSON.parse(outputSchema) as unknown } } : {}),
       ...(result ? { result: fromStoredResult(result as Record<string, unknown>) } : {}),
       ...(agentResults && Object.keys(agentResults).length
@@ -161,6 +171,9 @@ export class DynamoRunStore implements RunStore {
     // tells a counted call from a new one in a few bytes, where a set of every counted step made
     // the item, and so the write's cost, grow with the run. Records from before the mark also
     // keep their set (`countedSteps`), still checked.
+    // No attribute an index projects is written here (docs/SCALE.md, "Hot partitions"): the cost
+    // goes to `liveCostUsd` (from the listed cost, on a record no step counted yet) and the time
+    // to `steppedAt`, so a step writes its run's own partition and no owner's or tenant's.
     const step = call === 'summary' ? `${agent}#${iteration}#summary` : `${agent}#${iteration}`;
     const mark = iteration * 2 + (call === 'summary' ? 0 : 1);
     try {
@@ -171,8 +184,8 @@ export class DynamoRunStore implements RunStore {
           UpdateExpression:
             'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, ' +
             '#byAgent.#agent.inputTokens :in, #byAgent.#agent.outputTokens :out, ' +
-            `#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw, estimatedCostUsd :cost${withChildren ? ', childCostUsd :zero' : ''}${day ? ', #spentDay :cost' : ''} ` +
-            `SET #counted = :mark, iterations.#agent = :iterations, updatedAt = :now${result ? (handsOver ? ', agentResults.#agent = :result' : ', #result = :result') : ''}`,
+            `#byAgent.#agent.cacheReadInputTokens :cr, #byAgent.#agent.cacheCreationInputTokens :cw${withChildren ? ', childCostUsd :zero' : ''}${day ? ', #spentDay :cost' : ''} ` +
+            `SET #counted = :mark, iterations.#agent = :iterations, ${liveCost}, ${steppedAt}${result ? (handsOver ? ', agentResults.#agent = :result' : ', #result = :result') : ''}`,
           ConditionExpression: 'attribute_exists(pk) AND (attribute_not_exists(#counted) OR #counted < :mark) AND NOT contains(countedSteps, :stepName)',
           ExpressionAttributeNames: {
             '#agent': agent,
@@ -212,7 +225,8 @@ export class DynamoRunStore implements RunStore {
       this.options.doc.update({
         TableName: this.options.table,
         Key: key(runId),
-        UpdateExpression: 'SET #plan = :plan, updatedAt = :now',
+        // A step's write: the time goes where no index projects it (see `recordStep`).
+        UpdateExpression: `SET #plan = :plan, ${steppedAt}`,
         ConditionExpression: 'attribute_exists(pk)',
         ExpressionAttributeNames: { '#plan': 'plan' },
         ExpressionAttributeValues: { ':plan': plan, ':now': this.clock().toISOString() },
@@ -221,34 +235,7 @@ export class DynamoRunStore implements RunStore {
   }
 
   async list(query: RunQuery): Promise<RunPage> {
-    const { index, partition } = indexFor(query);
-    const filter = query.status !== undefined && index !== runIndexes.running;
-    const out = await guard('Listing runs', () =>
-      this.options.doc.query({
-        TableName: this.options.table,
-        IndexName: index.name,
-        KeyConditionExpression: '#pk = :pk',
-        ...(filter ? { FilterExpression: '#status = :status' } : {}),
-        ExpressionAttributeNames: { '#pk': index.partitionKey, ...(filter ? { '#status': 'status' } : {}) },
-        ExpressionAttributeValues: { ':pk': partition, ...(filter ? { ':status': query.status } : {}) },
-        ScanIndexForward: false,
-        Limit: query.limit,
-        ...(query.cursor ? { ExclusiveStartKey: decodeCursor(query.cursor, index.partitionKey, partition) } : {}),
-      }),
-    );
-    const items = out.Items.map((item) => ({
-      runId: String(item.runId),
-      mode: item.mode,
-      goal: String(item.goalPreview ?? ''),
-      status: item.status,
-      phase: item.phase,
-      createdAt: String(item.createdAt),
-      updatedAt: String(item.updatedAt),
-      estimatedCostUsd: typeof item.estimatedCostUsd === 'number' ? item.estimatedCostUsd : 0,
-      ...(item.approvals ? { approvals: item.approvals } : {}),
-      ...(item.owner ? { owner: item.owner } : {}),
-    })) as RunPage['items'];
-    return { items, ...(out.LastEvaluatedKey ? { nextCursor: encodeCursor(out.LastEvaluatedKey) } : {}) };
+    return listRuns(this.options.doc, this.options.table, query);
   }
 
   async countRunning(owner: Owner): Promise<number> {
@@ -274,7 +261,7 @@ export class DynamoRunStore implements RunStore {
         this.options.doc.update({
           TableName: this.options.table,
           Key: key(runId),
-          UpdateExpression: `SET #status = :cancelled, #phase = :cancelled, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+          UpdateExpression: `SET #status = :cancelled, #phase = :cancelled, updatedAt = :now, ${copyLiveCost} REMOVE currentAgent, ${runningAttribute}`,
           ConditionExpression: '#status = :running',
           ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase' },
           ExpressionAttributeValues: { ':cancelled': 'cancelled', ':running': 'running', ':now': this.clock().toISOString() },
@@ -294,7 +281,7 @@ export class DynamoRunStore implements RunStore {
           TableName: this.options.table,
           Key: key(runId),
           // As every terminal write: the run leaves the running index.
-          UpdateExpression: `SET #status = :failed, #phase = :failed, #error = :error, updatedAt = :now REMOVE currentAgent, ${runningAttribute}`,
+          UpdateExpression: `SET #status = :failed, #phase = :failed, #error = :error, updatedAt = :now, ${copyLiveCost} REMOVE currentAgent, ${runningAttribute}`,
           ConditionExpression: '#status = :running',
           ExpressionAttributeNames: { '#status': 'status', '#phase': 'phase', '#error': 'error' },
           ExpressionAttributeValues: { ':failed': 'failed', ':running': 'running', ':error': error, ':now': this.clock().toISOString() },
@@ -318,7 +305,8 @@ export class DynamoRunStore implements RunStore {
       ':phase': outcome.phase,
       ':now': this.clock().toISOString(),
     };
-    let expression = 'SET #status = :status, #phase = :phase, updatedAt = :now';
+    // A status change: the listing's cost catches up with the steps' (see `recordStep`).
+    let expression = `SET #status = :status, #phase = :phase, updatedAt = :now, ${copyLiveCost}`;
     for (const field of ['result', 'error'] as const) {
       if (outcome[field] === undefined) continue;
       names[`#${field}`] = field;
@@ -384,7 +372,8 @@ export class DynamoRunStore implements RunStore {
           TableName: this.options.table,
           Key: key(runId),
           UpdateExpression:
-            'ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, estimatedCostUsd :cost, childCostUsd :cost, rolledUp :call',
+            // A step's write, as `recordStep`'s: the cost goes where no index projects it.
+            `ADD inputTokens :in, outputTokens :out, cacheReadInputTokens :cr, cacheCreationInputTokens :cw, childCostUsd :cost, rolledUp :call SET ${liveCost}`,
           ConditionExpression: 'attribute_exists(pk) AND NOT contains(rolledUp, :id)',
           ExpressionAttributeValues: {
             ':in': usage.inputTokens,
