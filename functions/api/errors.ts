@@ -76,6 +76,9 @@ export function refuseInvalid(result: { target: keyof ValidationTargets } & ({ s
   throw new ValidationFailed(part.invalid([...new Set(issues.map((i) => i.path))].join(', ')), issues);
 }
 
+/** How long a caller is told to wait before sending again a request that met a transient fault. */
+export const retryAfterSeconds = 5;
+
 /** The app's `onError`: an error of the family with a status of its own (not 500) answers with its status and code; anything else is logged and answers 500. */
 export function answerError(log: ErrorLog | undefined) {
   return (error: Error, c: Context): Response => {
@@ -91,6 +94,14 @@ export function answerError(log: ErrorLog | undefined) {
     // A value from the request that the store refuses (a key too long, say) is the client's mistake, not ours.
     if (known.name === 'ValidationException') {
       return c.json({ error: { code: 'ValidationFailed', message: 'The request names something this API cannot look up or store.' } } satisfies ErrorBody, 400);
+    }
+    // A service below the API that is busy or away for a moment (a throttled start, a store that
+    // throttles): the request may well succeed if sent again, so it says so (503, Retry-After)
+    // rather than blaming itself. The cause stays in the log, not in the answer.
+    if (known instanceof StepwiseError && known.transient) {
+      if (log) log.error('API request met a transient fault', known);
+      c.header('Retry-After', String(retryAfterSeconds));
+      return c.json({ error: { code: 'ServiceUnavailable', message: 'Stepwise cannot take this request right now; send it again shortly.' } } satisfies ErrorBody, 503);
     }
     if (log) log.error('Unhandled API error', known);
     else console.error(JSON.stringify({ level: 'error', message: 'Unhandled API error', error: String(known) }));

@@ -2,6 +2,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { maxFileResponseBytes } from '../../functions/api/app.js';
+import { retryAfterSeconds } from '../../functions/api/errors.js';
+import { OrchestratorUnavailable } from '../../functions/adapters/aws/intake.js';
 import { pageBytes } from '../../functions/api/routes/messages.js';
 import { localEventRoutes } from '../../local/routes.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
@@ -208,14 +210,19 @@ describe('the run routes', () => {
     expect([fits.status, (await fits.arrayBuffer()).byteLength]).toEqual([200, maxFileResponseBytes]);
   });
 
-  it('lets a cancel whose stop failed be sent again', async () => {
+  it('answers a cancel whose stop met a throttle 503 with Retry-After, and lets it be sent again', async () => {
     const api = memoryApi();
     await api.request('POST', '/runs', { goal, mode: 'single' });
     const stop = api.starter.stop.bind(api.starter);
     api.starter.stop = async () => {
-      throw Object.assign(new Error('throttled'), { name: 'OrchestratorUnavailable' });
+      throw new OrchestratorUnavailable('StopExecution failed: ThrottlingException');
     };
-    expect((await api.request('POST', '/runs/run-1/cancel')).status).toBe(500);
+    const refused = await api.app.request('/runs/run-1/cancel', { method: 'POST' });
+    expect([refused.status, refused.headers.get('retry-after'), await refused.json()]).toEqual([
+      503,
+      String(retryAfterSeconds),
+      { error: { code: 'ServiceUnavailable', message: 'Stepwise cannot take this request right now; send it again shortly.' } },
+    ]);
     api.starter.stop = stop;
     expect((await api.request('POST', '/runs/run-1/cancel')).status).toBe(202);
     expect(api.starter.stopped).toEqual(['run-1']);
