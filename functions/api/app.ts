@@ -19,6 +19,7 @@ import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import type { ErrorBody } from './schemas.js';
 import type { ApiDeps } from './types.js';
 
@@ -37,6 +38,8 @@ export function createApi(deps: ApiDeps) {
   app.use('/runs/*', caller);
   app.use('/agui', caller);
   app.use('/agents', caller);
+  app.use('/schedules', caller);
+  app.use('/schedules/*', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -47,7 +50,8 @@ export function createApi(deps: ApiDeps) {
     .route('/', messageRoutes(deps))
     .route('/', eventRoutes(deps))
     .route('/', aguiRoutes(deps))
-    .route('/', fileRoutes(deps));
+    .route('/', fileRoutes(deps))
+    .route('/', scheduleRoutes(deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */

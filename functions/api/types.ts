@@ -6,6 +6,7 @@ import type { AgentCatalog } from '../core/definitions/catalog.js';
 import type { ForkCopies } from '../core/fork/types.js';
 import type { IntakeDeps } from '../core/intake/types.js';
 import type { RunStore } from '../core/runs/types.js';
+import type { ScheduleTrigger } from '../core/schedules/types.js';
 import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import type { Workspace } from '../core/workspace/types.js';
 import type { Authenticate } from './callers.js';
@@ -33,4 +34,8 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   log?: ErrorLog;
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
+  /** What fires schedules (EventBridge Scheduler, or the dev runtime's); without it and `schedules`, the schedule routes answer 501. */
+  scheduleTrigger?: ScheduleTrigger;
+  /** The most schedules one caller may have. @default 100 */
+  maxSchedulesPerCaller?: number;
 }

@@ -7,6 +7,7 @@ import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
 import { type Caller, type Owner } from '../callers/types.js';
 import { named } from '../errors/errors.js';
 import type { ForkedFrom, Run, RunStore } from '../runs/types.js';
+import type { ScheduleStore } from '../schedules/types.js';
 import { type ExternalToolNames } from '../tools/external/types.js';
 
 export const maxGoalChars = 100_000;
@@ -112,6 +113,8 @@ export interface IntakeDeps {
    * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
    */
   onCreated?: (run: Run) => void;
+  /** The schedules whose firings the intake admits (docs/schedules.md); a firing is refused when absent. */
+  schedules?: ScheduleStore;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -128,6 +131,8 @@ export interface CreateRunOptions {
   idempotencyKey?: string;
   /** The run is a fork of another (`core/fork/fork.ts`). */
   fork?: RunFork;
+  /** The schedule that fired the run: recorded on it. */
+  scheduleId?: string;
 }
 
 /** What makes a run a fork: where it comes from, and the copy made before its record exists. */
