@@ -7,8 +7,7 @@
 import type { Owner } from '../callers/types.js';
 import { startGraceSeconds } from '../intake/create.js';
 import { runRequestedDetailType } from '../intake/request.js';
-import type { Schedule, ScheduleStore } from './types.js';
-import { scheduleSource } from './types.js';
+import { type Schedule, type ScheduleStore, scheduleSource } from './types.js';
 
 /** What the intake does with a firing: start the run, skip it (counted on the schedule), or refuse it (dead letters). */
 export type Admission = { admit: true } | { admit: false; skipped: true; reason: string } | { admit: false; skipped: false; reason: string };
