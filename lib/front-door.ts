@@ -175,6 +175,12 @@ export interface FrontDoorProps {
    * @default no lease (a lock stands while its run's record says running)
    */
   readonly sessionLease?: Duration;
+  /**
+   * Sources the stack itself trusts to act for others, with the principals that may put them (the
+   * schedules' Scheduler role): enforced as the configured ones, never configurable.
+   * @default []
+   */
+  readonly stackTrustedSources?: TrustedSource[];
 }
 
 /** The routes the one API function serves: those its OpenAPI document lists (test/infra/api-routes.test.ts), but the local `GET /health`. */
@@ -190,6 +196,12 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/fork'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/agents'],
+  [apigw.HttpMethod.POST, '/schedules'],
+  [apigw.HttpMethod.GET, '/schedules'],
+  [apigw.HttpMethod.GET, '/schedules/{scheduleId}'],
+  [apigw.HttpMethod.DELETE, '/schedules/{scheduleId}'],
+  [apigw.HttpMethod.POST, '/schedules/{scheduleId}/pause'],
+  [apigw.HttpMethod.POST, '/schedules/{scheduleId}/resume'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
 
@@ -217,7 +229,7 @@ export class FrontDoor extends Construct {
     const { storage, orchestrator } = props;
     const auth = props.auth ?? { type: 'iam' };
     const callers = props.callers ?? {};
-    const trusted = checkedTrustedSources(callers.trustedSources);
+    const trusted = [...checkedTrustedSources(callers.trustedSources), ...(props.stackTrustedSources ?? [])];
     if (auth.type === 'iam' && auth.identity !== undefined && !['role', 'session'].includes(auth.identity)) {
       throw new Error(`auth.identity must be "role" or "session", not ${JSON.stringify(auth.identity)}.`);
     }

@@ -287,6 +287,15 @@ export class Storage extends Construct {
     this.grantItems(grantee, access === 'record' ? ['dynamodb:Query', 'dynamodb:UpdateItem'] : ['dynamodb:Query'], ['spend']);
   }
 
+  /**
+   * Schedules (docs/schedules.md): `manage` creates, lists, changes and deletes them (the API);
+   * `fire` reads one and records its runs and skips (the intake).
+   */
+  grantSchedules(grantee: iam.IGrantable, access: 'manage' | 'fire'): void {
+    const actions = access === 'manage' ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'] : ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
+    this.grantItems(grantee, actions, ['schedules']);
+  }
+
   /** List runs by owner or tenant (`GET /runs`): queries of the run indexes only. */
   grantRunListing(grantee: iam.IGrantable): void {
     this.grantIndexQuery(grantee, ['byOwner', 'byTenant', 'running']);
