@@ -240,6 +240,7 @@ describe('trusted event sources', () => {
     ['no principals', [{ source: 'app.portal', principals: [] }], 'callers.trustedSources[0].principals: names no principal allowed to put it'],
     ['a principal that is neither an account nor an IAM ARN', [{ source: 'app.portal', principals: ['*'] }], 'callers.trustedSources[0].principals[0]: must be a 12-digit account id or an IAM role or user ARN'],
     ["Stepwise's own source", [{ source: 'stepwise', principals: ['111122223333'] }], 'callers.trustedSources[0].source: must be a source of your own'],
+    ["the schedules' source, which the stack trusts for its Scheduler role alone", [{ source: 'stepwise.schedules', principals: ['111122223333'] }], 'callers.trustedSources[0].source: must be a source of your own'],
   ])('fails synth, in one line, for a trusted source with %s', (_case, trustedSources, message) => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     expect(() => new StepwiseStack(app, 'Open', { callers: { trustedSources: trustedSources as never } })).toThrow(message);
