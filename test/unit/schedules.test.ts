@@ -202,7 +202,8 @@ describe('stepwise schedules', () => {
 
   it('lists each schedule with its state, expression, zone unless UTC, next and last run', () => {
     const view = { ...schedule({ timezone: 'Asia/Tokyo', lastRunId: 'run-1' }), nextRunAt: '2026-03-02T00:30:00.000Z' };
-    expect(scheduleRows([view, { ...schedule({ state: 'paused' }) }])).toEqual([
+    type Row = Parameters<typeof scheduleRows>[0][number];
+    expect(scheduleRows([view as Row, schedule({ state: 'paused' }) as Row])).toEqual([
       ['sch-1', 'enabled', 'rate(1 hour) Asia/Tokyo', '2026-03-02T00:30:00.000Z', 'run-1', 'Nightly'],
       ['sch-1', 'paused', 'rate(1 hour)', '-', '-', 'Nightly'],
     ]);
