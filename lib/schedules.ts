@@ -6,7 +6,7 @@
  * the role to the Scheduler (`iam:PassRole`), for schedules of the group only.
  */
 import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
-import * as events from 'aws-cdk-lib/aws-events';
+import type * as events from 'aws-cdk-lib/aws-events';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as scheduler from 'aws-cdk-lib/aws-scheduler';

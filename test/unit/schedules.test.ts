@@ -6,6 +6,7 @@ import { nextFireTime, parseExpression } from '../../functions/core/schedules/ex
 import { admitFiring, firingEntry } from '../../functions/core/schedules/fire.js';
 import type { Schedule, ScheduleScope, ScheduleState, ScheduleStore } from '../../functions/core/schedules/types.js';
 import { LocalScheduler } from '../../local/runtime/scheduler.js';
+import { actionsOf, stateText, whenText } from '../../console/src/schedules.js';
 
 /** Schedules in memory, keyed by owner and id as the table keys them. */
 class MemoryScheduleStore implements ScheduleStore {
@@ -206,6 +207,21 @@ describe('stepwise schedules', () => {
     expect(scheduleRows([view as Row, schedule({ state: 'paused' }) as Row])).toEqual([
       ['sch-1', 'enabled', 'rate(1 hour) Asia/Tokyo', '2026-03-02T00:30:00.000Z', 'run-1', 'Nightly'],
       ['sch-1', 'paused', 'rate(1 hour)', '-', '-', 'Nightly'],
+    ]);
+  });
+});
+
+describe('the console\'s schedules page', () => {
+  it('names each button after what it does to which schedule, and says the state and zone in words', () => {
+    expect(actionsOf({ name: 'Nightly', state: 'enabled' })).toEqual([
+      { action: 'pause', label: 'Pause Nightly' },
+      { action: 'delete', label: 'Delete Nightly' },
+    ]);
+    expect(actionsOf({ name: 'Nightly', state: 'paused' }).map((a) => a.label)).toEqual(['Resume Nightly', 'Delete Nightly']);
+    expect([stateText({ state: 'enabled' }), stateText({ state: 'paused', skipped: 2 })]).toEqual(['Enabled', 'Paused · 2 skipped']);
+    expect([whenText({ schedule: 'rate(1 hour)', timezone: 'UTC' }), whenText({ schedule: 'cron(0 9 ? * MON *)', timezone: 'Europe/Berlin' })]).toEqual([
+      'rate(1 hour)',
+      'cron(0 9 ? * MON *) (Europe/Berlin)',
     ]);
   });
 });
