@@ -79,13 +79,18 @@ export class LocalScheduler implements ScheduleTrigger {
 
   private async fireDue(now: Date): Promise<string[]> {
     const due = [...this.entries.values()].filter((entry) => entry.next && entry.next.getTime() <= now.getTime());
-    for (const entry of due) {
-      const at = entry.next as Date;
-      entry.next = nextRunOf(entry.schedule, now);
-      await this.options.fire(firingEntry(entry.schedule));
-      this.options.onFired?.({ scheduleId: entry.schedule.scheduleId, due: at, firedAt: this.clock() });
-    }
+    // Schedules due at once fire at once, as EventBridge Scheduler's do: none waits for another's intake.
+    const fired = await Promise.allSettled(
+      due.map(async (entry) => {
+        const at = entry.next as Date;
+        entry.next = nextRunOf(entry.schedule, now);
+        await this.options.fire(firingEntry(entry.schedule));
+        this.options.onFired?.({ scheduleId: entry.schedule.scheduleId, due: at, firedAt: this.clock() });
+      }),
+    );
     this.arm();
+    const failed = fired.find((result) => result.status === 'rejected');
+    if (failed) throw failed.reason;
     return due.map((entry) => entry.schedule.scheduleId);
   }
 

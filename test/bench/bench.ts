@@ -319,3 +319,6 @@ console.log(startupReport(await measureStartup()));
 // process never saw its approval wait (an interaction of the fixtures not yet understood).
 execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./stream.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
 console.log(consoleReport(await measureConsole()));
+
+// In a process of its own, as the stream's: its stack's scheduler runs on a clock set ahead of the wall clock.
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./schedules.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
