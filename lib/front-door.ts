@@ -60,6 +60,11 @@ export interface CallerSettings {
    */
   readonly maxRunningRunsPerCaller?: number;
   /**
+   * The most schedules one caller may have; more are refused with 429 `TooManySchedules` (docs/schedules.md).
+   * @default 100
+   */
+  readonly maxSchedulesPerCaller?: number;
+  /**
    * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's
    * detail), each with the principals allowed to put events with it: the bus denies that source to
    * everyone else, and a source without principals fails synth.
@@ -241,6 +246,7 @@ export class FrontDoor extends Construct {
       ...(auth.type === 'iam' && auth.adminArns?.length ? { STEPWISE_ADMIN_ARNS: auth.adminArns.join(',') } : {}),
       ...(callers.separateReviewer ? { STEPWISE_SEPARATE_REVIEWER: 'true' } : {}),
       ...(callers.maxRunningRunsPerCaller ? { STEPWISE_MAX_RUNNING_RUNS: String(callers.maxRunningRunsPerCaller) } : {}),
+      ...(callers.maxSchedulesPerCaller ? { STEPWISE_MAX_SCHEDULES_PER_CALLER: String(callers.maxSchedulesPerCaller) } : {}),
       ...(trusted.length ? { STEPWISE_TRUSTED_SOURCES: trusted.map((t) => t.source).join(',') } : {}),
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,

@@ -4,6 +4,7 @@ import { ownerKey } from '../../functions/core/callers/access.js';
 import type { Owner } from '../../functions/core/callers/types.js';
 import { nextFireTime, parseExpression } from '../../functions/core/schedules/expression.js';
 import { admitFiring, firingEntry } from '../../functions/core/schedules/fire.js';
+import { createSchedule } from '../../functions/core/schedules/schedules.js';
 import type { Schedule, ScheduleScope, ScheduleState, ScheduleStore } from '../../functions/core/schedules/types.js';
 import { LocalScheduler } from '../../local/runtime/scheduler.js';
 import { actionsOf, stateText, whenText } from '../../console/src/schedules.js';
@@ -12,7 +13,8 @@ import { actionsOf, stateText, whenText } from '../../console/src/schedules.js';
 class MemoryScheduleStore implements ScheduleStore {
   readonly items = new Map<string, Schedule>();
   private key = (owner: Owner, id: string) => `${ownerKey(owner)}#${id}`;
-  async create(schedule: Schedule) {
+  async create(schedule: Schedule, limit: number) {
+    if ([...this.items.values()].filter((s) => ownerKey(s.owner) === ownerKey(schedule.owner)).length >= limit) return false;
     this.items.set(this.key(schedule.owner, schedule.scheduleId), schedule);
     return true;
   }
@@ -130,7 +132,7 @@ describe('admitFiring', () => {
 
   it('claims the run on the schedule, and admits a redelivery of the same firing', async () => {
     const store = new MemoryScheduleStore();
-    await store.create(schedule());
+    await store.create(schedule(), 100);
     expect(await admitFiring(alice, 'sch-1', 'run-1', deps(store, {}))).toEqual({ admit: true });
     expect((await store.get(alice, 'sch-1'))?.lastRunId).toBe('run-1');
     expect(await admitFiring(alice, 'sch-1', 'run-1', deps(store, { 'run-1': true }))).toEqual({ admit: true });
@@ -138,25 +140,25 @@ describe('admitFiring', () => {
 
   it('skips while the last run runs, counting the skip, and starts once it has ended; allow starts anyway', async () => {
     const store = new MemoryScheduleStore();
-    await store.create(schedule({ lastRunId: 'run-1', lastRunAt: at.toISOString() }));
+    await store.create(schedule({ lastRunId: 'run-1', lastRunAt: at.toISOString() }), 100);
     expect(await admitFiring(alice, 'sch-1', 'run-2', deps(store, { 'run-1': true }))).toMatchObject({ admit: false, skipped: true });
     expect(await store.get(alice, 'sch-1')).toMatchObject({ lastRunId: 'run-1', skipped: 1, lastSkippedAt: at.toISOString() });
     expect(await admitFiring(alice, 'sch-1', 'run-3', deps(store, { 'run-1': false }))).toEqual({ admit: true });
-    await store.create(schedule({ scheduleId: 'sch-2', overlap: 'allow', lastRunId: 'run-4' }));
+    await store.create(schedule({ scheduleId: 'sch-2', overlap: 'allow', lastRunId: 'run-4' }), 100);
     expect(await admitFiring(alice, 'sch-2', 'run-5', deps(store, { 'run-4': true }))).toEqual({ admit: true });
   });
 
   it('stops counting a claimed run that was never created after the grace period', async () => {
     const store = new MemoryScheduleStore();
-    await store.create(schedule({ lastRunId: 'lost', lastRunAt: new Date(at.getTime() - 5 * 60_000).toISOString() }));
+    await store.create(schedule({ lastRunId: 'lost', lastRunAt: new Date(at.getTime() - 5 * 60_000).toISOString() }), 100);
     expect(await admitFiring(alice, 'sch-1', 'run-2', deps(store, {}))).toMatchObject({ admit: false, skipped: true });
-    await store.create(schedule({ lastRunId: 'lost', lastRunAt: new Date(at.getTime() - 11 * 60_000).toISOString() }));
+    await store.create(schedule({ lastRunId: 'lost', lastRunAt: new Date(at.getTime() - 11 * 60_000).toISOString() }), 100);
     expect(await admitFiring(alice, 'sch-1', 'run-2', deps(store, {}))).toEqual({ admit: true });
   });
 
   it('refuses a paused schedule quietly, and one that is missing or another owner\'s for the dead letters', async () => {
     const store = new MemoryScheduleStore();
-    await store.create(schedule({ state: 'paused' }));
+    await store.create(schedule({ state: 'paused' }), 100);
     expect(await admitFiring(alice, 'sch-1', 'run-1', deps(store, {}))).toMatchObject({ admit: false, skipped: true });
     expect(await admitFiring({ principal: 'mallory', tenant: 'acme' }, 'sch-1', 'run-1', deps(store, {}))).toMatchObject({ admit: false, skipped: false });
     expect(await admitFiring(alice, 'sch-9', 'run-1', deps(store, {}))).toMatchObject({ admit: false, skipped: false });
@@ -223,5 +225,27 @@ describe('the console\'s schedules page', () => {
       'rate(1 hour)',
       'cron(0 9 ? * MON *) (Europe/Berlin)',
     ]);
+  });
+});
+
+describe('createSchedule', () => {
+  const body = { name: 'Nightly', schedule: 'rate(1 hour)', timezone: 'UTC', overlap: 'skip' as const, run: { goal: 'Report.', mode: 'single' as const } };
+  const trigger = (fail = false) => ({ created: [] as string[], create: async function (this: { created: string[] }, s: Schedule) { if (fail) throw new Error('Scheduler down'); this.created.push(s.scheduleId); }, setState: async () => {}, remove: async () => {} });
+  const caller = { ...alice, scopes: [] };
+
+  it("refuses one past the owner's limit with TooManySchedules, counting only the owner's own", async () => {
+    const store = new MemoryScheduleStore();
+    const deps = { schedules: store, trigger: trigger(), newId: (() => { let n = 0; return () => String(++n); })(), maxSchedulesPerCaller: 2 };
+    await createSchedule(body, caller, deps);
+    await createSchedule(body, { principal: 'bob', tenant: 'acme', scopes: [] }, deps);
+    await createSchedule(body, caller, deps);
+    await expect(createSchedule(body, caller, deps)).rejects.toMatchObject({ name: 'TooManySchedules', status: 429 });
+    expect(store.items.size).toBe(3);
+  });
+
+  it('leaves no record behind when its trigger cannot be made', async () => {
+    const store = new MemoryScheduleStore();
+    await expect(createSchedule(body, caller, { schedules: store, trigger: trigger(true), newId: () => '1' })).rejects.toThrow('Scheduler down');
+    expect(store.items.size).toBe(0);
   });
 });
