@@ -11,6 +11,7 @@ import type { RunView } from '../functions/api/schemas.js';
 import type { RunSummary } from '../functions/core/runs/types.js';
 import { ApiError, cliClient, isHttpUrl, localEndpoint, localToken } from './cli/client.js';
 import { describeWaiting, shellWord } from './cli/describe.js';
+import { scheduleCommands } from './cli/schedules.js';
 import { watch } from './cli/watch.js';
 
 const program = new Command()
@@ -343,6 +344,8 @@ function oneLine(text: string, max = 80): string {
   const flat = text.replace(/\s+/g, ' ').trim();
   return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
 }
+
+scheduleCommands(program, { client, print }, table);
 
 for (const decision of ['approve', 'deny'] as const) {
   const command = program

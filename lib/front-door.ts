@@ -61,6 +61,11 @@ export interface CallerSettings {
    */
   readonly maxRunningRunsPerCaller?: number;
   /**
+   * The most schedules one caller may have; more are refused with 429 `TooManySchedules` (docs/schedules.md).
+   * @default 100
+   */
+  readonly maxSchedulesPerCaller?: number;
+  /**
    * Event sources trusted to start runs on behalf of another caller (`onBehalfOf` in the event's
    * detail), each with the principals allowed to put events with it: the bus denies that source to
    * everyone else, and a source without principals fails synth.
@@ -164,6 +169,12 @@ export interface FrontDoorProps {
    * @default no lease (a lock stands while its run's record says running)
    */
   readonly sessionLease?: Duration;
+  /**
+   * Sources the stack itself trusts to act for others, with the principals that may put them (the
+   * schedules' Scheduler role): enforced as the configured ones, never configurable.
+   * @default []
+   */
+  readonly stackTrustedSources?: TrustedSource[];
 }
 
 /** The routes the one API function serves: those its OpenAPI document lists (test/infra/api-routes.test.ts), but the local `GET /health`. */
@@ -179,6 +190,12 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/fork'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/agents'],
+  [apigw.HttpMethod.POST, '/schedules'],
+  [apigw.HttpMethod.GET, '/schedules'],
+  [apigw.HttpMethod.GET, '/schedules/{scheduleId}'],
+  [apigw.HttpMethod.DELETE, '/schedules/{scheduleId}'],
+  [apigw.HttpMethod.POST, '/schedules/{scheduleId}/pause'],
+  [apigw.HttpMethod.POST, '/schedules/{scheduleId}/resume'],
   [apigw.HttpMethod.GET, '/openapi.json'],
   // The A2A agent card; the JSON-RPC interface it names is on the stream URL (docs/a2a.md).
   [apigw.HttpMethod.GET, '/.well-known/agent-card.json'],
@@ -208,7 +225,7 @@ export class FrontDoor extends Construct {
     const { storage, orchestrator } = props;
     const auth = props.auth ?? { type: 'iam' };
     const callers = props.callers ?? {};
-    const trusted = checkedTrustedSources(callers.trustedSources);
+    const trusted = [...checkedTrustedSources(callers.trustedSources), ...(props.stackTrustedSources ?? [])];
     if (auth.type === 'iam' && auth.identity !== undefined && !['role', 'session'].includes(auth.identity)) {
       throw new Error(`auth.identity must be "role" or "session", not ${JSON.stringify(auth.identity)}.`);
     }
@@ -220,6 +237,7 @@ export class FrontDoor extends Construct {
       ...(auth.type === 'iam' && auth.adminArns?.length ? { STEPWISE_ADMIN_ARNS: auth.adminArns.join(',') } : {}),
       ...(callers.separateReviewer ? { STEPWISE_SEPARATE_REVIEWER: 'true' } : {}),
       ...(callers.maxRunningRunsPerCaller ? { STEPWISE_MAX_RUNNING_RUNS: String(callers.maxRunningRunsPerCaller) } : {}),
+      ...(callers.maxSchedulesPerCaller ? { STEPWISE_MAX_SCHEDULES_PER_CALLER: String(callers.maxSchedulesPerCaller) } : {}),
       ...(trusted.length ? { STEPWISE_TRUSTED_SOURCES: trusted.map((t) => t.source).join(',') } : {}),
       STEPWISE_TABLE: storage.table.tableName,
       STEPWISE_BUCKET: storage.bucket.bucketName,

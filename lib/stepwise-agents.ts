@@ -22,6 +22,7 @@ import { StepwiseFunction } from './function.js';
 import { Observability } from './observability.js';
 import type { StepwiseAgentsProps, StepwiseFunctions, StepwiseStateMachines } from './stepwise-agents-props.js';
 import { Orchestrator } from './orchestrator.js';
+import { Schedules } from './schedules.js';
 import { Storage } from './storage.js';
 import { LiveStream } from './stream.js';
 
@@ -46,6 +47,8 @@ export class StepwiseAgents extends Construct {
   public readonly streamUrl: lambda.FunctionUrl;
   /** The project's event bus: run requests in, run completions and approval requests out; created, or `existingEventBusObj`. */
   public readonly bus: events.IEventBus;
+  /** The schedule group and the role EventBridge Scheduler fires schedules with. */
+  public readonly schedules: Schedules;
   public readonly stateMachines: StepwiseStateMachines;
   public readonly functions: StepwiseFunctions;
   /** The CloudWatch dashboard of runs, iterations, tokens, tool errors, Lambdas and dead letters. */
@@ -210,7 +213,10 @@ export class StepwiseAgents extends Construct {
     // Its states read and write run records directly.
     this.storage.grantTableKey(this.orchestrator.stateMachine, 'write');
 
+    // Schedules fire on EventBridge Scheduler, through a source only its role may put (docs/schedules.md).
+    this.schedules = new Schedules(this, 'Schedules', { bus: this.bus });
     this.frontDoor = new FrontDoor(this, 'FrontDoor', {
+      stackTrustedSources: [this.schedules.trustedSource],
       storage: this.storage,
       orchestrator: this.orchestrator.stateMachine,
       agentLoop: this.agentLoop.stateMachine,
@@ -225,6 +231,10 @@ export class StepwiseAgents extends Construct {
       ...(props.callers ? { callers: props.callers } : {}),
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
+
+    this.schedules.grantManage(this.frontDoor.apiFunction.function);
+    this.storage.grantSchedules(this.frontDoor.apiFunction.function, 'manage');
+    this.storage.grantSchedules(this.frontDoor.intakeFunction.function, 'fire');
 
     this.liveStream = new LiveStream(this, 'LiveStream', {
       storage: this.storage,

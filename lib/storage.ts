@@ -288,6 +288,15 @@ export class Storage extends Construct {
   }
 
   /**
+   * Schedules (docs/schedules.md): `manage` creates, lists, changes and deletes them (the API);
+   * `fire` reads one and records its runs and skips (the intake).
+   */
+  grantSchedules(grantee: iam.IGrantable, access: 'manage' | 'fire'): void {
+    const actions = access === 'manage' ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:DeleteItem', 'dynamodb:Query'] : ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
+    this.grantItems(grantee, actions, ['schedules']);
+  }
+
+  /**
    * List runs by owner or tenant (`GET /runs`): queries of the run indexes, and one BatchGetItem of
    * a page's running runs' records for their live cost (functions/adapters/dynamo/run-listing.ts).
    */

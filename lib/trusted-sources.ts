@@ -41,7 +41,7 @@ const TrustedSourceSchema = z
       .string()
       .min(1)
       .max(256)
-      .refine((s) => s !== 'stepwise' && !s.startsWith('aws.'), 'must be a source of your own (not stepwise, not aws.*)'),
+      .refine((s) => s !== 'stepwise' && !s.startsWith('stepwise.') && !s.startsWith('aws.'), 'must be a source of your own (not stepwise, stepwise.*, aws.*)'),
     principals: z.array(Principal).min(1, 'names no principal allowed to put it'),
   })
   .strict();

@@ -33,6 +33,9 @@ import { startLoopbackServer } from './stand-ins/http-server.js';
 import { consoleRoutes, withConsole } from './console.js';
 import { localEventRoutes, localTokenRoutes } from './routes.js';
 import { builtinTools } from '../functions/core/tools/builtin/builtin.js';
+import { scheduleSource } from '../functions/core/schedules/types.js';
+import { LocalScheduler, type LocalSchedulerOptions } from './runtime/scheduler.js';
+import { storedSchedules } from './schedules.js';
 
 export interface LocalStackOptions {
   /** Port of the HTTP API; 0 for any free port. @default 8787 */
@@ -60,6 +63,8 @@ export interface LocalStackOptions {
    * function makes from the handlers' by the async context this sets, as `wrapHandler` does for theirs).
    */
   aroundApi?: <T>(work: () => T) => T;
+  /** The local scheduler's clock, and `manual: true` to move its time only with `scheduler.tick(now)` (tests). */
+  schedules?: Pick<LocalSchedulerOptions, 'clock' | 'manual' | 'onFired'>;
 }
 
 export interface LocalStack {
@@ -73,6 +78,8 @@ export interface LocalStack {
   sfnEndpoint: string;
   /** The local token issuer: `POST /_local/tokens` and `stepwise token` hand out its tokens. */
   issuer: LocalIssuer;
+  /** What fires schedules locally: `tick(now)` fires those due by then. */
+  scheduler: LocalScheduler;
   /** Hands an event already on a bus to its rule's target again, as an at-least-once bus may; resolves when it was handled. */
   redeliver(eventId: string): Promise<void>;
   close(): Promise<void>;
@@ -191,7 +198,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a
     // token the caller is `local`, a reviewer, so the docs' curl examples need no header.
     const issuer = await localIssuerIn(options.dataDir ?? mkdtempSync(join(tmpdir(), 'stepwise-issuer-')));
-    const api = apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim, tenantOptional: true }, localCaller) });
+    // Schedules fire on the local bus as the schedules source, which the intake trusts to name their owners (as the stack does deployed).
+    const scheduler = new LocalScheduler({
+      ...options.schedules,
+      fire: async (entry) => {
+        const [eventId] = runtime.putEvents([entry]);
+        const event = runtime.events.find((e) => e.id === eventId);
+        if (event) await deliver(event);
+      },
+    });
+    undo.push(() => scheduler.close());
+    const api = {
+      ...apiWiring(wiring, { authenticate: bearerCallers((token) => issuer.verify(token), { tenantClaim: localTenantClaim, tenantOptional: true }, localCaller) }),
+      trustedSources: [...wiring.env.STEPWISE_TRUSTED_SOURCES, scheduleSource],
+      scheduleTrigger: scheduler,
+    };
+
     const deadLetters: unknown[] = [];
     const localDeadLetters: DeadLetters = { send: async (letter) => void deadLetters.push(letter) };
     /** An invocation that threw, as Lambda's on-failure destination records it (no retries locally). */
@@ -255,6 +277,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         failedInvocation(request, error);
       }
     };
+    scheduler.load(await storedSchedules(dynamo, emulators.table));
     // The agent card tells A2A clients the local server's auth: a bearer token of the local issuer, or none.
     app = createApi({ ...api, a2a: { auth: 'local' } })
       .route('/', localTokenRoutes({ issue: (request) => issuer.issue(request) }))
@@ -263,6 +286,10 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         localEventRoutes({
           // The bus carries the entry; the rule for run requests hands it to the intake, as deployed.
           async put(entry) {
+            // As the bus's policy denies it deployed: only the scheduler puts the schedules source.
+            if (entry.Source === scheduleSource) {
+              return { Entries: [{ ErrorCode: 'AccessDeniedException', ErrorMessage: `Only the scheduler may put events of source ${scheduleSource}.` }], FailedEntryCount: 1 };
+            }
             const [eventId] = runtime.putEvents([entry]);
             const event = runtime.events.find((e) => e.id === eventId);
             if (event) await deliver(event);
@@ -288,6 +315,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       runtime,
       lambdas,
       issuer,
+      scheduler,
       requestCounter: emulators.requests,
       sfnEndpoint: sfnApi.url,
       async redeliver(eventId) {
@@ -297,6 +325,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         await defaultBus.route?.(event);
       },
       async close() {
+        scheduler.close();
         await server.close();
         // Runs at work finish first; a run that waits (or comes to wait) for a decision is stopped.
         runtime.abandonWaits();

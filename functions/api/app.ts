@@ -20,6 +20,7 @@ import { healthRoutes } from './routes/health.js';
 import { messageRoutes } from './routes/messages.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { runRoutes } from './routes/runs.js';
+import { scheduleRoutes } from './routes/schedules.js';
 import type { ErrorBody } from './schemas.js';
 import type { ApiDeps } from './types.js';
 
@@ -39,6 +40,8 @@ export function createApi(deps: ApiDeps) {
   app.use('/agui', caller);
   app.use('/agents', caller);
   app.use('/a2a', caller);
+  app.use('/schedules', caller);
+  app.use('/schedules/*', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -50,7 +53,8 @@ export function createApi(deps: ApiDeps) {
     .route('/', eventRoutes(deps))
     .route('/', aguiRoutes(deps))
     .route('/', fileRoutes(deps))
-    .route('/', a2aRoutes(app, deps));
+    .route('/', a2aRoutes(app, deps))
+    .route('/', scheduleRoutes(deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */

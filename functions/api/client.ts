@@ -144,6 +144,19 @@ export function apiClient(options: ApiClientOptions) {
     eventsPage: async (runId: string, after?: string) => parseResponse(one.events.page.$get({ param: run(runId), query: after ? { after } : {} })),
     /** `GET /agents`: the deployment's agents and workflows, each with its version. */
     agents: async () => parseResponse(api.agents.$get()),
+    /** `POST /schedules`: a schedule that starts a run on a cron or rate expression (docs/schedules.md). */
+    createSchedule: async (body: InferRequestType<typeof api.schedules.$post>['json']) => parseResponse(api.schedules.$post({ json: body })),
+    /** `GET /schedules`: the caller's schedules (or, for admins, its tenant's). */
+    listSchedules: async (query: InferRequestType<typeof api.schedules.$get>['query'] = {}) => parseResponse(api.schedules.$get({ query })),
+    /** `GET /schedules/{scheduleId}`. */
+    getSchedule: async (scheduleId: string) => parseResponse(api.schedules[':scheduleId'].$get({ param: { scheduleId: segment('scheduleId', scheduleId) } })),
+    /** `POST /schedules/{scheduleId}/pause` or `/resume`, typed as JSON as every state change. */
+    setScheduleState: async (scheduleId: string, action: 'pause' | 'resume') =>
+      parseResponse(api.schedules[':scheduleId'][action].$post({ param: { scheduleId: segment('scheduleId', scheduleId) } }, { headers: { 'content-type': 'application/json' } })),
+    /** `DELETE /schedules/{scheduleId}`. */
+    deleteSchedule: async (scheduleId: string): Promise<void> => {
+      await parseResponse(api.schedules[':scheduleId'].$delete({ param: { scheduleId: segment('scheduleId', scheduleId) } }, { headers: { 'content-type': 'application/json' } }));
+    },
     /** `GET /openapi.json`: the API's OpenAPI document (its route declares no schema of it). */
     document: async (): Promise<unknown> => parseResponse(api['openapi.json'].$get()),
   };

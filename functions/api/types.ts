@@ -6,6 +6,7 @@ import type { AgentCatalog } from '../core/definitions/catalog.js';
 import type { ForkCopies } from '../core/fork/types.js';
 import type { IntakeDeps } from '../core/intake/types.js';
 import type { RunStore } from '../core/runs/types.js';
+import type { ScheduleTrigger } from '../core/schedules/types.js';
 import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import type { Workspace } from '../core/workspace/types.js';
 import type { A2ASettings } from './a2a/card.js';
@@ -36,4 +37,8 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   fileLinks?: (runId: string, path: string) => Promise<string>;
   /** What the A2A agent card says of callers' auth and the JSON-RPC URL (docs/a2a.md); the local server's (an optional bearer token, this origin) when absent. */
   a2a?: A2ASettings;
+  /** What fires schedules (EventBridge Scheduler, or the dev runtime's); without it and `schedules`, the schedule routes answer 501. */
+  scheduleTrigger?: ScheduleTrigger;
+  /** The most schedules one caller may have. @default 100 */
+  maxSchedulesPerCaller?: number;
 }

@@ -25,6 +25,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     catalogs: wiring.catalogs,
     tokens: new SfnTaskTokens(sfn),
     events: wiring.events,
+    maxSchedulesPerCaller: wiring.env.STEPWISE_MAX_SCHEDULES_PER_CALLER,
     streamSlots: wiring.streamSlots,
     maxStreamsPerCaller: wiring.env.STEPWISE_MAX_STREAMS_PER_CALLER,
     // Unset, a stream lasts the reader's default (14 minutes); the stack sets it on the stream function (docs/deploying.md, "The stream URL").

@@ -41,6 +41,7 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     agentStore: wiring.agentStore,
     externalToolNames: externalToolNamesOf(wiring.env),
     trustedSources: wiring.env.STEPWISE_TRUSTED_SOURCES,
+    schedules: wiring.schedules,
     budgets: wiring.budgets,
     spend: wiring.spend,
     ...(hooks.onCreated ? { onCreated: hooks.onCreated } : {}),

@@ -18,6 +18,7 @@ import type { IdempotencyStore, RunSlots, SessionLocks } from '../core/intake/ty
 import type { LiveText, LiveTextReader } from '../core/live/types.js';
 import { type ModelProvider, ModelNotConfigured, type ModelSettings } from '../core/model/types.js';
 import type { RunStore } from '../core/runs/types.js';
+import { type ScheduleStore, defaultMaxSchedulesPerCaller } from '../core/schedules/types.js';
 import { type RunEventSources, type StreamSlots, defaultMaxStreamsPerCaller } from '../core/stream/types.js';
 import { defaultFollowSettings } from '../core/stream/follow.js';
 import { type ExternalToolNames, type ToolCatalogStore, type ToolSource } from '../core/tools/external/types.js';
@@ -34,6 +35,7 @@ import { DynamoIdempotencyStore, DynamoSessionLocks } from '../adapters/dynamo/i
 import { DynamoRunSlots, DynamoStreamSlots } from '../adapters/dynamo/run-slots.js';
 import { DynamoLiveText } from '../adapters/dynamo/live-text.js';
 import { DynamoRunStore } from '../adapters/dynamo/runs.js';
+import { DynamoScheduleStore } from '../adapters/dynamo/schedules.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
@@ -180,6 +182,12 @@ export const Env = z.object({
   STEPWISE_JWKS_URL: z.string().url().optional(),
   /** The A2A JSON-RPC interface the agent card names (API function: the stream URL's `/a2a`); the request's own origin when unset (docs/a2a.md). */
   STEPWISE_A2A_URL: z.string().url().optional(),
+  /** Schedules (API function, docs/schedules.md): the stack's EventBridge Scheduler group, the role it puts run requests with, the bus it puts them on. */
+  STEPWISE_SCHEDULE_GROUP: z.string().min(1).optional(),
+  STEPWISE_SCHEDULER_ROLE_ARN: z.string().min(1).optional(),
+  STEPWISE_EVENT_BUS_ARN: z.string().min(1).optional(),
+  /** The most schedules one caller may have (API function). */
+  STEPWISE_MAX_SCHEDULES_PER_CALLER: z.coerce.number().int().positive().default(defaultMaxSchedulesPerCaller),
   AWS_REGION: z.string().default('us-east-1'),
 }).superRefine((env, ctx) => {
   // A tool the deployment does not have would gate nothing: refused, as at synth (never silently ungated).
@@ -328,6 +336,8 @@ export interface Wiring {
   agentStore: AgentDefinitionStore;
   /** Whether an `egress` call of a run that has taken in untrusted content waits for a reviewer. */
   reviewEgressAfterUntrusted: boolean;
+  /** Schedules (the API creates them, the intake admits their firings). */
+  schedules: ScheduleStore;
 }
 
 /**
@@ -379,6 +389,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     // A slot a crashed stream never gave back is free a minute after that stream would have ended.
     streamSlots: new DynamoStreamSlots(doc, env.STEPWISE_TABLE, { leaseSeconds: (env.STEPWISE_STREAM_MAX_SECONDS ?? defaultFollowSettings.maxDurationMs / 1000) + 60 }),
     approvals: new DynamoApprovalStore(doc, env.STEPWISE_TABLE),
+    schedules: new DynamoScheduleStore(doc, env.STEPWISE_TABLE),
     budgets: budgetSettings(env),
     spend: new DynamoSpendStore(doc, env.STEPWISE_TABLE),
     liveText,

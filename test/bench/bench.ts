@@ -330,3 +330,6 @@ execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'
 console.log(consoleReport(await measureConsole()));
 // In a process of its own, as the CLI runs it against a server of its own: 50 eval cases at concurrency 10.
 execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./evals.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
+
+// In a process of its own, as the stream's: its stack's scheduler runs on a clock set ahead of the wall clock.
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./schedules.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });

@@ -61,6 +61,7 @@ describe('least privilege in DynamoDB', () => {
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],
       'slot#*': ['Query', 'UpdateItem'],
+      'schedule#*': ['DeleteItem', 'GetItem', 'PutItem', 'Query', 'UpdateItem'],
       'index owner#*': ['Query'],
       'index tenant#*': ['Query'],
       'index running#*': ['Query'],
@@ -82,12 +83,14 @@ describe('least privilege in DynamoDB', () => {
       'slot#*': ['Query', 'UpdateItem'],
       'stream#*': ['Query', 'UpdateItem'],
     });
+    // A schedule's firing: the intake reads the schedule and records its run or the skip; it never creates or deletes one.
     expect(dynamoAccess('FrontDoorIntakeRole')).toEqual({
       'run#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'idem#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'session#*': ['GetItem', 'PutItem', 'UpdateItem'],
       'agent#*': ['GetItem', 'PutItem'],
       'slot#*': ['Query', 'UpdateItem'],
+      'schedule#*': ['GetItem', 'UpdateItem'],
     });
   });
 
@@ -155,7 +158,7 @@ describe('reviewers', () => {
           STEPWISE_TENANT_CLAIM: 'custom:tenant',
           STEPWISE_SEPARATE_REVIEWER: 'true',
           STEPWISE_MAX_RUNNING_RUNS: '3',
-          STEPWISE_TRUSTED_SOURCES: 'app.portal',
+          STEPWISE_TRUSTED_SOURCES: 'app.portal,stepwise.schedules',
         }),
       },
     });
@@ -180,17 +183,19 @@ describe('reviewers', () => {
           },
         },
       },
+      // The stack's own: the schedules' source, put by the Scheduler's role alone (front-door.test.ts).
+      expect.objectContaining({ StatementId: 'StepwiseTrustedSource1' }),
     ]);
     // The intake's rule takes onBehalfOf from that source only; the dead letters get the rest, with the reason.
     const patterns = rulesOn(jwt, bus);
     expect(patterns.RunRequested).toEqual({
       'detail-type': ['Stepwise Run Requested'],
-      $or: [{ detail: { onBehalfOf: [{ exists: false }] } }, { source: ['app.portal'] }],
+      $or: [{ detail: { onBehalfOf: [{ exists: false }] } }, { source: ['app.portal', 'stepwise.schedules'] }],
     });
     expect(patterns.UntrustedOnBehalf).toEqual({
       'detail-type': ['Stepwise Run Requested'],
       detail: { onBehalfOf: [{ exists: true }] },
-      source: [{ 'anything-but': ['app.portal'] }],
+      source: [{ 'anything-but': ['app.portal', 'stepwise.schedules'] }],
     });
   });
 });
@@ -206,12 +211,13 @@ function rulesOn(stack: typeof template, bus: unknown): Record<string, unknown> 
 }
 
 describe('trusted event sources', () => {
-  it('without any, the bus has no policy, no run request may name another owner, and one that does goes to the dead letters', () => {
+  it("without any configured, only the schedules' source may name another owner (docs/schedules.md), and a run request from another that does goes to the dead letters", () => {
     const bus = { Ref: logicalIdOf(template, 'Bus', 'AWS::Events::EventBus') };
-    expect(template.findResources('AWS::Events::EventBusPolicy')).toEqual({});
+    // The bus's one statement is the schedules source's (front-door.test.ts holds who may put it).
+    expect(Object.values(template.findResources('AWS::Events::EventBusPolicy')).map((p) => (p as { Properties: { StatementId: string } }).Properties.StatementId)).toEqual(['StepwiseTrustedSource0']);
     expect(rulesOn(template, bus)).toEqual({
-      RunRequested: { 'detail-type': ['Stepwise Run Requested'], detail: { onBehalfOf: [{ exists: false }] } },
-      UntrustedOnBehalf: { 'detail-type': ['Stepwise Run Requested'], detail: { onBehalfOf: [{ exists: true }] } },
+      RunRequested: { 'detail-type': ['Stepwise Run Requested'], $or: [{ detail: { onBehalfOf: [{ exists: false }] } }, { source: ['stepwise.schedules'] }] },
+      UntrustedOnBehalf: { 'detail-type': ['Stepwise Run Requested'], detail: { onBehalfOf: [{ exists: true }] }, source: [{ 'anything-but': ['stepwise.schedules'] }] },
     });
     const refused = template.findResources('AWS::Events::Rule')[logicalIdOf(template, 'FrontDoorUntrustedOnBehalf', 'AWS::Events::Rule')] as { Properties: { Targets: unknown } };
     expect(refused.Properties.Targets).toEqual([
@@ -235,6 +241,7 @@ describe('trusted event sources', () => {
     ['no principals', [{ source: 'app.portal', principals: [] }], 'callers.trustedSources[0].principals: names no principal allowed to put it'],
     ['a principal that is neither an account nor an IAM ARN', [{ source: 'app.portal', principals: ['*'] }], 'callers.trustedSources[0].principals[0]: must be a 12-digit account id or an IAM role or user ARN'],
     ["Stepwise's own source", [{ source: 'stepwise', principals: ['111122223333'] }], 'callers.trustedSources[0].source: must be a source of your own'],
+    ["the schedules' source, which the stack trusts for its Scheduler role alone", [{ source: 'stepwise.schedules', principals: ['111122223333'] }], 'callers.trustedSources[0].source: must be a source of your own'],
   ])('fails synth, in one line, for a trusted source with %s', (_case, trustedSources, message) => {
     const app = new App({ context: { 'aws:cdk:bundling-stacks': [] } });
     expect(() => new StepwiseStack(app, 'Open', { callers: { trustedSources: trustedSources as never } })).toThrow(message);

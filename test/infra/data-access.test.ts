@@ -19,10 +19,10 @@ const meant: Record<string, { items?: string[]; objects?: string[] }> = {
   ApprovalRole: { items: ['conversations', 'runs'], objects: ['conversations/'] },
   OrchestratorStateMachineRole: { items: ['runs'] },
   FrontDoorApiRole: {
-    items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend'],
+    items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend', 'schedules'],
     objects: ['runs/', 'conversations/', 'workspaces/'],
   },
-  FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'spend'], objects: ['runs/'] },
+  FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'spend', 'schedules'], objects: ['runs/'] },
   // The stream function starts runs for POST /agui (a running-runs slot) and holds a slot per open stream.
   LiveStreamRole: { items: ['runs', 'conversations', 'live', 'idempotency', 'sessions', 'running', 'slots', 'streams', 'agents', 'spend'], objects: ['conversations/', 'runs/'] },
   ExecutionEndedFunctionRole: { items: ['runs', 'sessions'], objects: ['runs/'] },

@@ -2,7 +2,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { describe, expect, it } from 'vitest';
 import { StepwiseStack } from '../../lib/stepwise-stack.js';
 import { synthesize } from '../support/synth.js';
-import { logicalIdOf, policiesWhere, stepwiseStack, statementsOf } from '../support/template.js';
+import { logicalIdOf, policiesWhere, stepwiseStack, statementsOf, withoutHash } from '../support/template.js';
 
 const { template } = stepwiseStack();
 
@@ -23,7 +23,13 @@ describe('FrontDoor', () => {
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
       'POST /runs/{runId}/fork',
-    ]);
+      'POST /schedules',
+      'GET /schedules',
+      'GET /schedules/{scheduleId}',
+      'DELETE /schedules/{scheduleId}',
+      'POST /schedules/{scheduleId}/pause',
+      'POST /schedules/{scheduleId}/resume',
+    ].sort());
     for (const route of Object.values(routes) as { Properties: Record<string, unknown> }[]) {
       expect(route.Properties.AuthorizationType).toBe('AWS_IAM');
     }
@@ -96,5 +102,46 @@ describe('FrontDoor', () => {
     expect(byPrefix('s3:PutObject')).toEqual(['/runs/*', '/workspaces/*']);
     expect(byPrefix('s3:GetObject')).toEqual(['/conversations/*', '/runs/*', '/workspaces/*']);
     expect(s3.find((st) => st.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
+  });
+
+  describe('schedules on EventBridge Scheduler', () => {
+    const schedulerRole = () => logicalIdOf(template, 'Schedules', 'AWS::IAM::Role');
+    const groupId = () => logicalIdOf(template, 'SchedulesGroup', 'AWS::Scheduler::ScheduleGroup');
+    const busArn = () => (template.findResources('AWS::Events::EventBus') as Record<string, unknown>) && { 'Fn::GetAtt': [logicalIdOf(template, 'Bus', 'AWS::Events::EventBus'), 'Arn'] };
+
+    it('has one schedule group, and a role only the Scheduler of its account and group assumes, which may only put events on the bus', () => {
+      template.resourceCountIs('AWS::Scheduler::ScheduleGroup', 1);
+      const role = template.findResources('AWS::IAM::Role')[schedulerRole()] as { Properties: { AssumeRolePolicyDocument: { Statement: unknown[] }; Policies?: unknown; ManagedPolicyArns?: unknown } };
+      expect(role.Properties.AssumeRolePolicyDocument.Statement).toEqual([
+        {
+          Action: 'sts:AssumeRole',
+          Effect: 'Allow',
+          Principal: { Service: 'scheduler.amazonaws.com' },
+          Condition: { StringEquals: { 'aws:SourceAccount': { Ref: 'AWS::AccountId' }, 'aws:SourceArn': { 'Fn::GetAtt': [groupId(), 'Arn'] } } },
+        },
+      ]);
+      expect({ inline: role.Properties.Policies, managed: role.Properties.ManagedPolicyArns }).toEqual({ inline: undefined, managed: undefined });
+      expect(statementsOf(template, withoutHash(schedulerRole()))).toEqual([{ Action: 'events:PutEvents', Effect: 'Allow', Resource: busArn() }]);
+    });
+
+    it('lets only the Scheduler role put the schedules source on the bus, and the intake take onBehalfOf from it', () => {
+      template.hasResourceProperties('AWS::Events::EventBusPolicy', {
+        Statement: Match.objectLike({
+          Effect: 'Deny',
+          Action: 'events:PutEvents',
+          Condition: { StringEquals: { 'events:source': 'stepwise.schedules' }, ArnNotEquals: { 'aws:PrincipalArn': [{ 'Fn::GetAtt': [schedulerRole(), 'Arn'] }] } },
+        }),
+      });
+      const intake = Object.entries(template.findResources('AWS::Lambda::Function')).find(([id]) => id.startsWith('FrontDoorIntake'))?.[1] as { Properties: { Environment: { Variables: Record<string, unknown> } } };
+      expect(intake.Properties.Environment.Variables.STEPWISE_TRUSTED_SOURCES).toBe('stepwise.schedules');
+    });
+
+    it("lets the API manage the group's schedules only, and pass the Scheduler role to the Scheduler only", () => {
+      const grants = statementsOf(template, 'FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => a.startsWith('scheduler:') || a === 'iam:PassRole'));
+      expect(grants.map((s) => s.Action)).toEqual([['scheduler:CreateSchedule', 'scheduler:GetSchedule', 'scheduler:UpdateSchedule', 'scheduler:DeleteSchedule'], 'iam:PassRole']);
+      expect(JSON.stringify(grants[0]?.Resource)).toMatch(/:schedule\/[^"]*-schedules\/\*"/);
+      expect(grants[1]).toMatchObject({ Resource: { 'Fn::GetAtt': [schedulerRole(), 'Arn'] }, Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } } });
+      expect(policiesWhere(template, (json) => json.includes('scheduler:') || json.includes('iam:PassRole'))).toEqual(['FrontDoorApiRoleDefaultPolicy']);
+    });
   });
 });

@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { PutObjectCommand } from '@aws-sdk/client-s3';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { RunCompletedDetail, runSucceededDetailType } from '../../functions/core/runs/events.js';
+import type { RunView } from '../../functions/api/schemas.js';
+import type { ScheduleView } from '../../functions/core/schedules/request.js';
+import { localIssuer } from '../../local/issuer.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
 
-const local = useLocalStack();
+// The scheduler's time moves only when a test says so (`scheduler.tick(now)`): no minute-long sleeps.
+const local = useLocalStack({}, { schedules: { manual: true } });
 
 async function postRun(body: unknown, headers: Record<string, string> = {}) {
   const res = await fetch(`${local.stack.url}/runs`, { method: 'POST', body: JSON.stringify(body), headers: { 'content-type': 'application/json', ...headers } });
@@ -151,5 +155,139 @@ describe('a file too large for a response', () => {
     // A missing file is still a 404, not a link.
     const small = await fetch(`${local.stack.url}/runs/${run.runId}/files/out/big.bin`.replace('big.bin', 'none.txt'));
     expect(small.status).toBe(404);
+  });
+});
+
+/**
+ * Schedules (docs/schedules.md) fire through this front door: a run request on the bus from the
+ * schedules source, on behalf of the schedule's owner.
+ */
+const tenantToken = (sub: string) => local.stack.issuer.issue({ sub, tenant: 'acme' });
+const at = (iso: string, plusMs = 0) => new Date(Date.parse(iso) + plusMs);
+const minutes = (n: number) => n * 60_000;
+
+/** Waits until the run stops running, read as the caller the token names. */
+async function finished(runId: string, tokenOf: string): Promise<RunView> {
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const res = await local.request('GET', `/runs/${runId}`, { token: tokenOf });
+    if (res.status !== 200) throw new Error(`GET /runs/${runId} answered ${res.status}.`);
+    if (res.body.status !== 'running') return res.body as unknown as RunView;
+    if (Date.now() > deadline) throw new Error(`Run ${runId} is still running.`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function schedule(id: string, tokenOf: string): Promise<ScheduleView> {
+  const res = await local.request('GET', `/schedules/${id}`, { token: tokenOf });
+  expect(res.status).toBe(200);
+  return res.body as unknown as ScheduleView;
+}
+
+describe('schedules on the local stack', () => {
+  it('refuses a bad expression, time zone or run with a 400 naming the field, and creates nothing', async () => {
+    const alice = await tenantToken('alice-bad');
+    const run = { goal: 'Say hi.', mode: 'single' };
+    const cases: [Record<string, unknown>, string][] = [
+      [{ name: 'n', schedule: 'cron(0 9 * * * *)', run }, 'schedule'],
+      [{ name: 'n', schedule: 'cron(0 9 * *)', run }, 'schedule'],
+      [{ name: 'n', schedule: 'rate(5 minute)', run }, 'schedule'],
+      [{ name: 'n', schedule: 'rate(0 hours)', run }, 'schedule'],
+      [{ name: 'n', schedule: 'cron(61 9 ? * MON *)', run }, 'schedule'],
+      [{ name: 'n', schedule: 'rate(1 hour)', timezone: 'Mars/Olympus_Mons', run }, 'timezone'],
+      [{ name: 'n', schedule: 'rate(1 hour)', run: { goal: '', mode: 'single' } }, 'run.goal'],
+      [{ name: 'n', schedule: 'rate(1 hour)', overlap: 'queue', run }, 'overlap'],
+    ];
+    for (const [body, field] of cases) {
+      const res = await local.request('POST', '/schedules', { token: alice, body });
+      expect({ status: res.status, code: (res.body.error as { code: string }).code, paths: (res.body.error as { issues: { path: string }[] }).issues.map((i) => i.path) }).toEqual({
+        status: 400,
+        code: 'ValidationFailed',
+        paths: [field],
+      });
+    }
+    expect((await local.request('GET', '/schedules', { token: alice })).body).toEqual({ items: [] });
+  });
+
+  it('fires a rate at its times as its owner, skips while the last run still runs, and hides the schedule from others', async () => {
+    const [alice, bob] = await Promise.all([tenantToken('alice'), tenantToken('bob')]);
+    let release = () => {};
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const tag = local.book.respondWith('scheduled-rate', async (_body, n) => {
+      if (n === 0) await gate;
+      return { turn: say(`Report ${n}.`) };
+    });
+    const created = await local.request('POST', '/schedules', { token: alice, body: { name: 'Nightly', schedule: 'rate(5 minutes)', run: { goal: `${tag} Report.`, mode: 'single' } } });
+    expect(created.status).toBe(201);
+    const view = created.body as unknown as ScheduleView;
+    expect(view).toMatchObject({ name: 'Nightly', schedule: 'rate(5 minutes)', timezone: 'UTC', overlap: 'skip', state: 'enabled', owner: { principal: `${localIssuer}#alice`, tenant: 'acme' } });
+    expect(view.nextRunAt).toBe(at(view.createdAt, minutes(5)).toISOString());
+
+    // Before its time nothing fires; at it, one run starts, owned by alice and naming the schedule.
+    expect(await local.stack.scheduler.tick(at(view.createdAt, minutes(5) - 1000))).not.toContain(view.scheduleId);
+    expect(await local.stack.scheduler.tick(at(view.createdAt, minutes(5)))).toContain(view.scheduleId);
+    const first = (await schedule(view.scheduleId, alice)).lastRunId ?? '';
+    const run = (await local.request('GET', `/runs/${first}`, { token: alice })).body as unknown as RunView;
+    expect({ owner: run.owner, scheduleId: run.scheduleId, status: run.status }).toEqual({ owner: { principal: `${localIssuer}#alice`, tenant: 'acme' }, scheduleId: view.scheduleId, status: 'running' });
+
+    // Five minutes on, the first run still runs: the firing starts nothing and is counted.
+    expect(await local.stack.scheduler.tick(at(view.createdAt, minutes(10)))).toContain(view.scheduleId);
+    const skipped = await schedule(view.scheduleId, alice);
+    expect({ lastRunId: skipped.lastRunId, skipped: skipped.skipped }).toEqual({ lastRunId: first, skipped: 1 });
+
+    release();
+    expect((await finished(first, alice)).status).toBe('succeeded');
+    expect(await local.stack.scheduler.tick(at(view.createdAt, minutes(15)))).toContain(view.scheduleId);
+    const second = (await schedule(view.scheduleId, alice)).lastRunId ?? '';
+    expect(second).not.toBe(first);
+    expect((await finished(second, alice)).scheduleId).toBe(view.scheduleId);
+
+    // Bob sees no schedule of alice's: every route answers as for a missing one.
+    for (const [method, path] of [['GET', `/schedules/${view.scheduleId}`], ['DELETE', `/schedules/${view.scheduleId}`], ['POST', `/schedules/${view.scheduleId}/pause`], ['POST', `/schedules/${view.scheduleId}/resume`]] as const) {
+      const res = await local.request(method, path, { token: bob });
+      expect({ path, status: res.status, body: res.body }).toEqual({ path, status: 404, body: { error: { code: 'ScheduleNotFound', message: `No schedule ${view.scheduleId}.` } } });
+    }
+    expect((await local.request('GET', '/schedules', { token: bob })).body).toEqual({ items: [] });
+    expect((await local.request('GET', '/schedules', { token: alice })).body.items).toHaveLength(1);
+    await local.request('DELETE', `/schedules/${view.scheduleId}`, { token: alice });
+  });
+
+  it('fires a cron in its time zone, not while paused, again once resumed, and never once deleted', async () => {
+    const carol = await tenantToken('carol');
+    const tag = local.book.respondWith('scheduled-cron', () => ({ turn: say('Morning.') }));
+    // 09:30 in Tokyo (no daylight saving time) is 00:30 UTC.
+    const created = await local.request('POST', '/schedules', {
+      token: carol,
+      body: { name: 'Morning', schedule: 'cron(30 9 ? * * *)', timezone: 'Asia/Tokyo', overlap: 'allow', run: { goal: `${tag} Morning.`, mode: 'single' } },
+    });
+    expect(created.status).toBe(201);
+    const view = created.body as unknown as ScheduleView;
+    const next = view.nextRunAt ?? '';
+    expect(next).toMatch(/T00:30:00\.000Z$/);
+    expect(Date.parse(next) - Date.now()).toBeLessThanOrEqual(minutes(24 * 60));
+
+    const paused = await local.request('POST', `/schedules/${view.scheduleId}/pause`, { token: carol });
+    expect({ state: paused.body.state, nextRunAt: paused.body.nextRunAt }).toEqual({ state: 'paused', nextRunAt: undefined });
+    expect(await local.stack.scheduler.tick(at(next))).not.toContain(view.scheduleId);
+
+    const resumed = await local.request('POST', `/schedules/${view.scheduleId}/resume`, { token: carol });
+    expect(resumed.body.state).toBe('enabled');
+    expect(await local.stack.scheduler.tick(at(next))).toContain(view.scheduleId);
+    const { lastRunId } = await schedule(view.scheduleId, carol);
+    expect((await finished(lastRunId ?? '', carol)).status).toBe('succeeded');
+
+    expect((await local.request('DELETE', `/schedules/${view.scheduleId}`, { token: carol })).status).toBe(204);
+    expect((await local.request('GET', `/schedules/${view.scheduleId}`, { token: carol })).status).toBe(404);
+    expect(await local.stack.scheduler.tick(at(next, minutes(48 * 60)))).not.toContain(view.scheduleId);
+    expect((await schedule(view.scheduleId, carol).catch(() => undefined))).toBeUndefined();
+  });
+
+  it('refuses a schedules-source event put by anyone but the scheduler, so no one can start runs in a schedule owner\'s name', async () => {
+    const res = await local.post('/_local/events', {
+      Source: 'stepwise.schedules',
+      DetailType: 'Stepwise Run Requested',
+      Detail: { goal: 'Forged.', mode: 'single', scheduleId: 'sch-x', onBehalfOf: { principal: `${localIssuer}#alice`, tenant: 'acme' } },
+    });
+    expect(res.body).toMatchObject({ FailedEntryCount: 1, Entries: [{ ErrorCode: 'AccessDeniedException' }] });
   });
 });

@@ -68,7 +68,7 @@ export interface StackFixture {
   waitingOn(runId: string, count: number, options?: { token?: string }): Promise<RunView>;
 }
 
-export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps' | 'functions'> {
+export interface FixtureOptions extends Pick<LocalStackOptions, 'wrapHandler' | 'stackProps' | 'functions' | 'schedules'> {
   messagesApi?: MessagesApiOptions;
   /** Answers the model's requests instead of the tagged scripts (the offline model, as `npm run dev` serves it). */
   respond?: Responder;

@@ -264,6 +264,7 @@ describe('GET /openapi.json', () => {
     expect(body.openapi).toBe('3.1.0');
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'DELETE /schedules/{scheduleId}',
       'GET /.well-known/agent-card.json',
       'GET /agents',
       'GET /health',
@@ -275,12 +276,17 @@ describe('GET /openapi.json', () => {
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path}',
       'GET /runs/{runId}/messages',
+      'GET /schedules',
+      'GET /schedules/{scheduleId}',
       'POST /a2a',
       'POST /agui',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
       'POST /runs/{runId}/fork',
+      'POST /schedules',
+      'POST /schedules/{scheduleId}/pause',
+      'POST /schedules/{scheduleId}/resume',
     ]);
     const fork = JSON.stringify((paths['/runs/{runId}/fork'] as { post: unknown }).post);
     expect(fork).toContain('"fromSeq"');

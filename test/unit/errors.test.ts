@@ -16,12 +16,13 @@ import * as intake from '../../functions/core/intake/types.js';
 import * as loop from '../../functions/core/steps/types.js';
 import * as model from '../../functions/core/model/types.js';
 import * as runs from '../../functions/core/runs/types.js';
+import * as schedules from '../../functions/core/schedules/types.js';
 import * as stepInput from '../../functions/core/steps/input.js';
 import * as stream from '../../functions/core/stream/types.js';
 import * as external from '../../functions/core/tools/external/types.js';
 import * as workspace from '../../functions/core/workspace/types.js';
 
-const modules = [agents, approvals, budgets, callers, errors, fork, intake, loop, model, runs, stepInput, stream, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
+const modules = [agents, approvals, budgets, callers, errors, fork, intake, loop, model, runs, schedules, stepInput, stream, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
 
 /** Every concrete class of the family the modules export, one instance each. */
 function family(): errors.StepwiseError[] {
@@ -74,12 +75,14 @@ describe('the error family', () => {
       { name: 'RunIdTaken', code: 'RunNotFound', status: 404, transient: false },
       { name: 'RunNotFound', code: 'RunNotFound', status: 404, transient: false },
       { name: 'RunNotRunning', code: 'RunNotRunning', status: 409, transient: false },
+      { name: 'ScheduleNotFound', code: 'ScheduleNotFound', status: 404, transient: false },
       { name: 'ScriptExhausted', code: 'ScriptExhausted', status: 500, transient: false },
       { name: 'SessionBusy', code: 'SessionBusy', status: 409, transient: false },
       { name: 'StepStateInvalid', code: 'StepStateInvalid', status: 500, transient: false },
       { name: 'StoreUnavailable', code: 'StoreUnavailable', status: 500, transient: true },
       { name: 'StoredDataInvalid', code: 'StoredDataInvalid', status: 500, transient: false },
       { name: 'TooManyRuns', code: 'TooManyRuns', status: 429, transient: false },
+      { name: 'TooManySchedules', code: 'TooManySchedules', status: 429, transient: false },
       { name: 'TooManyStreams', code: 'TooManyStreams', status: 429, transient: false },
       { name: 'ToolUnavailable', code: 'ToolUnavailable', status: 500, transient: true },
       { name: 'Unauthenticated', code: 'Unauthenticated', status: 401, transient: false },

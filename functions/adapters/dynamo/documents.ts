@@ -11,13 +11,14 @@
 import {
   BatchGetItemCommand,
   type DynamoDBClient,
+  DeleteItemCommand,
   GetItemCommand,
   PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
   paginateQuery,
 } from '@aws-sdk/client-dynamodb';
-import type { GetCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { DeleteCommandInput, GetCommandInput, PutCommandInput, QueryCommandInput, UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { type NativeAttributeValue, marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 
 /** An item, a key or a page's last key, as plain values. */
@@ -34,6 +35,7 @@ export interface RequestOptions {
 // The legacy parameters (`Expected`, `AttributeUpdates`, `KeyConditions`, `QueryFilter`) carry
 // values this wrapper does not marshal: they are not accepted, expressions are.
 type GetInput = GetCommandInput;
+type DeleteInput = Omit<DeleteCommandInput, 'Expected'>;
 type PutInput = Omit<PutCommandInput, 'Expected'>;
 type UpdateInput = Omit<UpdateCommandInput, 'Expected' | 'AttributeUpdates'>;
 export type QueryInput = Omit<QueryCommandInput, 'KeyConditions' | 'QueryFilter'>;
@@ -73,6 +75,13 @@ export class Documents {
       ...extra(options),
     );
     return present({ Attributes: fromWire(out.Attributes) });
+  }
+
+  async delete(input: DeleteInput, options?: RequestOptions): Promise<void> {
+    await this.client.send(
+      new DeleteItemCommand({ ...input, Key: toWire(input.Key), ExpressionAttributeValues: toWire(input.ExpressionAttributeValues) }),
+      ...extra(options),
+    );
   }
 
   async query(input: QueryInput, options?: RequestOptions): Promise<QueryPage> {

@@ -17,6 +17,7 @@ import {
   UnsupportedOperationError,
 } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler } from '@a2a-js/sdk/server';
+import type { EventSourceMessage } from 'eventsource-parser';
 import { EventSourceParserStream } from 'eventsource-parser/stream';
 import { Accepted, ErrorBody, RunView } from '../schemas.js';
 import { EventsPage } from '../stream.js';
@@ -154,7 +155,9 @@ export class StepwiseTasks implements A2ARequestHandler {
       const res = await this.api('GET', path, after ? { headers: { 'Last-Event-ID': after } } : {});
       if (res.status === 204) return;
       if (!res.ok || !res.body) throw await refusal(res, run.runId);
-      for await (const frame of res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream())) {
+      // Node's web streams are async-iterable; the global type TypeScript picks for them is not always.
+      const frames = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(new EventSourceParserStream()) as unknown as AsyncIterable<EventSourceMessage>;
+      for await (const frame of frames) {
         if (frame.id) after = frame.id;
         for (const out of events.next(JSON.parse(frame.data) as AGUIEvent)) yield out;
         if (finalStates.includes(events.state)) return;

@@ -35,6 +35,8 @@ export const errorTable = {
   RunIdTaken: { status: 404, code: 'RunNotFound' },
   FileNotFound: { status: 404 },
   ApprovalNotFound: { status: 404 },
+  /** No schedule with that id that the caller may see: the same answer as a missing one (docs/schedules.md). */
+  ScheduleNotFound: { status: 404 },
   IdempotencyConflict: { status: 409 },
   SessionBusy: { status: 409 },
   RunNotRunning: { status: 409 },
@@ -43,6 +45,7 @@ export const errorTable = {
   FileTooLarge: { status: 413 },
   TooManyRuns: { status: 429 },
   TooManyStreams: { status: 429 },
+  TooManySchedules: { status: 429 },
   BudgetExceeded: { status: 429 },
   NotImplemented: { status: 501 },
 

@@ -266,6 +266,7 @@ export async function createRun(
     ...(body.model ? { model: body.model } : {}),
     ...(approvals ? { approvals } : {}),
     ...(options.fork ? { forkedFrom: options.fork.from } : {}),
+    ...(options.scheduleId ? { scheduleId: options.scheduleId } : {}),
     ...(budget ? { budget } : {}),
     ...(output ? { output } : {}),
     status: 'running',

@@ -7,7 +7,8 @@ import { type Caller, Forbidden } from '../callers/types.js';
 import { callerFromEvent } from '../callers/claims.js';
 import { StepwiseError, messageOf } from '../errors/errors.js';
 import { type DeadLetters, type IntakeDeps, type IntakeOutcome, RunIdTaken, SessionBusy } from './types.js';
-import { createRun } from './create.js';
+import { createRun, stillRunning } from './create.js';
+import { admitFiring } from '../schedules/fire.js';
 import { runRequestedDetail, runRequestedDetailType } from './request.js';
 
 /**
@@ -36,7 +37,7 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     await deps.deadLetters.send({ reason, issues, event });
     return { accepted: false, reason };
   }
-  const { runId, onBehalfOf, ...body } = detail.data;
+  const { runId, onBehalfOf, scheduleId, ...body } = detail.data;
   // The caller is the event's source in its account; a trusted source may name another owner.
   let caller: Caller;
   try {
@@ -51,9 +52,21 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
   // Without a client run id, the event's own id keeps a redelivery from starting a second run.
   const eventId = z.object({ id: z.string().regex(/^[A-Za-z0-9_-]{1,64}$/) }).safeParse(event);
   const fallback = eventId.success ? `evt-${eventId.data.id}` : undefined;
-  const chosen = runId ?? fallback;
+  let chosen = runId ?? fallback;
+  if (scheduleId) {
+    // A schedule's firing: the schedule must be the caller's, enabled, and free to start (docs/schedules.md).
+    chosen ??= deps.newId();
+    const clock = deps.clock ?? (() => new Date());
+    const admission = deps.schedules
+      ? await admitFiring(caller, scheduleId, chosen, { schedules: deps.schedules, isRunning: (id) => stillRunning(id, deps, clock()), clock })
+      : { admit: false as const, skipped: false, reason: 'This deployment keeps no schedules.' };
+    if (!admission.admit) {
+      if (!admission.skipped) await deps.deadLetters.send({ reason: admission.reason, issues: [{ path: 'detail.scheduleId', message: admission.reason }], event });
+      return { accepted: false, reason: admission.reason };
+    }
+  }
   try {
-    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}) });
+    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}), ...(scheduleId ? { scheduleId } : {}) });
     return { accepted: true, runId: started.runId };
   } catch (error) {
     if (worthRetrying(error)) throw error;

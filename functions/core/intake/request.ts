@@ -10,6 +10,7 @@ import { approvalPolicy } from '../approvals/policy.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { OutputRequest } from '../output/answer.js';
+import { ScheduleId } from '../schedules/types.js';
 import { noExternalTools } from '../tools/external/names.js';
 import { checkPath } from '../workspace/paths.js';
 import { defaultMaxIterations, maxGoalChars, maxSeedFiles, maxSeedBytes, type RunRequestRules } from './types.js';
@@ -179,6 +180,8 @@ export function runRequestedDetail(rules: RunRequestRules = {}) {
       runId: ClientRunId.optional(),
       /** The caller a trusted source starts the run for; it then owns the run. */
       onBehalfOf: Owner.strict().optional(),
+      /** The schedule that fired the request (the schedules source, on behalf of its owner: docs/schedules.md). */
+      scheduleId: ScheduleId.optional(),
     })
     .strict()
     .refine(oneTarget.check, oneTarget.params)

@@ -7,6 +7,7 @@ import { type BudgetSettings, type SpendStore } from '../budgets/types.js';
 import { type Caller, type Owner } from '../callers/types.js';
 import { named } from '../errors/errors.js';
 import type { ForkedFrom, Run, RunStore } from '../runs/types.js';
+import type { ScheduleStore } from '../schedules/types.js';
 import { type ExternalToolNames } from '../tools/external/types.js';
 import type { Workspace } from '../workspace/types.js';
 
@@ -119,6 +120,8 @@ export interface IntakeDeps {
   onCreated?: (run: Run) => void;
   /** A run's workspace, where a request's `files` are written before it starts (the API has it; the event intake takes no files). */
   workspaceFor?(runId: string): Pick<Workspace, 'write'>;
+  /** The schedules whose firings the intake admits (docs/schedules.md); a firing is refused when absent. */
+  schedules?: ScheduleStore;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -135,6 +138,8 @@ export interface CreateRunOptions {
   idempotencyKey?: string;
   /** The run is a fork of another (`core/fork/fork.ts`). */
   fork?: RunFork;
+  /** The schedule that fired the run: recorded on it. */
+  scheduleId?: string;
 }
 
 /** What makes a run a fork: where it comes from, and the copy made before its record exists. */

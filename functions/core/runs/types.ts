@@ -87,6 +87,8 @@ export const Run = z.object({
   approvals: RunApprovals.optional(),
   /** Set on a fork (`POST /runs/{runId}/fork`): where its conversation and workspace came from. */
   forkedFrom: ForkedFrom.optional(),
+  /** Set on a run a schedule started (docs/schedules.md). */
+  scheduleId: z.string().optional(),
   /**
    * The run has taken in untrusted content (a result of an `untrusted` tool or of a child run,
    * docs/tools.md "Capabilities"): its `egress` calls wait for a reviewer. Never unset.
