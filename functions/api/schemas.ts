@@ -45,6 +45,14 @@ export const RunsPage = z
   .object({ items: z.array(RunSummary), nextCursor: z.string().optional() })
   .meta({ id: 'RunsPage', description: 'One page of runs, newest first.' });
 
+export const Traceparent = z
+  .string()
+  .max(256)
+  .meta({
+    description: "The caller's W3C trace context: the run's trace is a child of its span (docs/traces.md). A malformed one is ignored, as the W3C spec says.",
+    example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  });
+
 export const IdempotencyKey = z
   .string()
   .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters')

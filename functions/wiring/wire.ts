@@ -37,6 +37,8 @@ import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
+import type { TraceSettings } from '../core/traces/types.js';
+import { tracesFrom } from './traces.js';
 
 /** A JSON array in a variable; its items are checked where they are used (`wiring/external.ts`). */
 const jsonList = z
@@ -326,6 +328,8 @@ export interface Wiring {
   agentStore: AgentDefinitionStore;
   /** Whether an `egress` call of a run that has taken in untrusted content waits for a reviewer. */
   reviewEgressAfterUntrusted: boolean;
+  /** Where spans go (docs/traces.md): an OTLP endpoint when one is set, else nowhere. */
+  traces: TraceSettings;
 }
 
 /**
@@ -359,6 +363,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const lease = env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {};
   return {
     ...(externalTools ? { externalTools } : {}),
+    traces: tracesFrom(source, env.STEPWISE_PROVIDER),
     catalogs,
     agentStore: new DynamoAgentDefinitionStore(doc, env.STEPWISE_TABLE),
     reviewEgressAfterUntrusted: env.STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED,

@@ -36,7 +36,7 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     await deps.deadLetters.send({ reason, issues, event });
     return { accepted: false, reason };
   }
-  const { runId, onBehalfOf, ...body } = detail.data;
+  const { runId, onBehalfOf, traceparent, ...body } = detail.data;
   // The caller is the event's source in its account; a trusted source may name another owner.
   let caller: Caller;
   try {
@@ -53,7 +53,7 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
   const fallback = eventId.success ? `evt-${eventId.data.id}` : undefined;
   const chosen = runId ?? fallback;
   try {
-    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}) });
+    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}), ...(traceparent ? { traceparent } : {}) });
     return { accepted: true, runId: started.runId };
   } catch (error) {
     if (worthRetrying(error)) throw error;

@@ -126,6 +126,8 @@ export function runRequestedDetail(rules: RunRequestRules = {}) {
       runId: ClientRunId.optional(),
       /** The caller a trusted source starts the run for; it then owns the run. */
       onBehalfOf: Owner.strict().optional(),
+      /** The sender's W3C trace context: the run's trace is a child of its span (docs/traces.md). */
+      traceparent: z.string().max(256).optional(),
     })
     .strict()
     .refine(oneTarget.check, oneTarget.params)

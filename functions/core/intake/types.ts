@@ -112,6 +112,8 @@ export interface IntakeDeps {
    * client run id, redelivered event) creates nothing and is not told (the `RunsStarted` metric).
    */
   onCreated?: (run: Run) => void;
+  /** Whether the deployment exports traces (docs/traces.md): each new run then records its place in a trace. */
+  tracing?: boolean;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -128,6 +130,8 @@ export interface CreateRunOptions {
   idempotencyKey?: string;
   /** The run is a fork of another (`core/fork/fork.ts`). */
   fork?: RunFork;
+  /** The caller's W3C `traceparent`: the run's trace is a child of the caller's (ignored when malformed, as the spec says). */
+  traceparent?: string;
 }
 
 /** What makes a run a fork: where it comes from, and the copy made before its record exists. */
