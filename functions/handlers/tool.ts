@@ -33,6 +33,15 @@ function toolDimension(name: string | undefined): string {
 type ToolEvent = { action?: 'child-failed'; failure?: { Error?: string; Cause?: string } };
 
 export async function handler(event: unknown): Promise<ToolStepResult | Record<string, never>> {
+  try {
+    return await handle(event);
+  } finally {
+    // Lambda freezes the process once it answers: the call's span goes before (docs/traces.md).
+    await wiring.traces.tracer.flush();
+  }
+}
+
+async function handle(event: unknown): Promise<ToolStepResult | Record<string, never>> {
   const keys = stepKeys(event);
   const { action, failure } = (typeof event === 'object' && event !== null ? event : {}) as ToolEvent;
   if (action === 'child-failed') {

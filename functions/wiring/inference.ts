@@ -16,8 +16,17 @@ export function inferenceHandler(model: ProviderWiring): (event: unknown) => Pro
   const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources });
   // The step streams the answer into live text (wiring.liveText); a failed write is only logged.
   const deps = { ...wiring, livePolicy: { log: (message: string, detail: Record<string, unknown>) => logger.warn(message, detail) } };
-  return (event) =>
-    instrumented(stepKeys(event), async () => {
+  return async (event) => {
+    try {
+      return await step(event);
+    } finally {
+      // Lambda freezes the process once it answers: the step's spans go before (docs/traces.md).
+      await wiring.traces.tracer.flush();
+    }
+  };
+
+  function step(event: unknown): Promise<InferenceResult | LoopBound> {
+    return instrumented(stepKeys(event), async () => {
       const input = parseEvent(InferenceInput, event);
       dimensions({ agent: input.agent });
       const result = await loopInferenceStep(input, deps);
@@ -29,4 +38,5 @@ export function inferenceHandler(model: ProviderWiring): (event: unknown) => Pro
       logger.info('Inference step finished', { stopReason: result.stopReason, toolCalls: result.toolCalls.length, seq: result.seq });
       return result;
     });
+  }
 }
