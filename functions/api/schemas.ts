@@ -8,7 +8,7 @@ import { AgentName } from '../core/agents/types.js';
 import type { AgentSummary as CatalogSummary } from '../core/definitions/catalog.js';
 import { WorkflowStep } from '../core/definitions/types.js';
 import { CreateRunBody } from '../core/intake/request.js';
-import { ContentBlock, Role } from '../core/model/messages.js';
+import { ContentBlock, Role, Usage } from '../core/model/messages.js';
 import { Phase, Run, RunStatus, RunSummary } from '../core/runs/types.js';
 
 export { CreateRunBody, DecisionBody, DecisionRecorded, Run };
@@ -72,7 +72,19 @@ export type MessagesQuery = z.infer<typeof MessagesQuery>;
 
 export const MessagesPage = z
   .object({
-    items: z.array(z.object({ seq: z.number().int(), agent: AgentName, role: Role, content: z.array(ContentBlock) })),
+    items: z.array(
+      z.object({
+        seq: z.number().int(),
+        agent: AgentName,
+        role: Role,
+        content: z.array(ContentBlock),
+        /** An answer's model call: when it began, how long it took, the model and its tokens (the console's timeline; docs/traces.md). */
+        call: z
+          .object({ startedAt: z.string(), ms: z.number().nonnegative(), model: z.string().optional(), usage: Usage.optional() })
+          .optional()
+          .meta({ description: "An answer's model call: when it began, how many milliseconds it took, the model that answered and its tokens." }),
+      }),
+    ),
     nextCursor: z.string().optional(),
   })
   .meta({ id: 'MessagesPage' });
