@@ -8,8 +8,9 @@ import { endedRunOf, traceEndedRun } from '../core/traces/run-ended.js';
 import { metricNames } from '../core/telemetry/metrics.js';
 import { count, dimensions, instrumented, logger } from '../adapters/aws/telemetry.js';
 import { wire } from '../wiring/wire.js';
+import { otlpTraces } from '../wiring/tracer.js';
 
-const wiring = wire(process.env);
+const wiring = wire(process.env, { traces: otlpTraces });
 const orchestratorArn = wiring.env.STEPWISE_ORCHESTRATOR_ARN;
 if (!orchestratorArn) throw new Error('Stepwise is misconfigured: STEPWISE_ORCHESTRATOR_ARN is not set.');
 const deps = { runs: wiring.runs, sessions: wiring.sessions, orchestratorArn };

@@ -10,9 +10,10 @@ import { childFailed } from '../core/children/children.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { scopedWorkspaces } from '../wiring/workspaces.js';
 import { externalConfig, wire } from '../wiring/wire.js';
+import { otlpTraces } from '../wiring/tracer.js';
 import { parseEvent } from '../core/steps/input.js';
 
-const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
+const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources, traces: otlpTraces });
 const { mcpServers, lambdaTools } = externalConfig(wiring.env);
 const lambdaToolNames = new Set(lambdaTools.map((tool) => tool.name));
 const serverNames = new Set(mcpServers.map((server) => server.name));

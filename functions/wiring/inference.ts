@@ -9,11 +9,12 @@ import { parseEvent } from '../core/steps/input.js';
 import { count, countTokens, dimensions, instrumented, logger, meteredModel, stepKeys } from '../adapters/aws/telemetry.js';
 import { listingSources } from './external.js';
 import type { ProviderWiring } from './model.js';
+import { otlpTraces } from './tracer.js';
 import { wire } from './wire.js';
 
 /** A Lambda handler running one inference step with the given model wiring, its tokens counted. */
 export function inferenceHandler(model: ProviderWiring): (event: unknown) => Promise<InferenceResult | LoopBound> {
-  const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources });
+  const wiring = wire(process.env, { model: (env) => meteredModel(model(env), countTokens), externalTools: listingSources, traces: otlpTraces });
   // The step streams the answer into live text (wiring.liveText); a failed write is only logged.
   const deps = { ...wiring, livePolicy: { log: (message: string, detail: Record<string, unknown>) => logger.warn(message, detail) } };
   return async (event) => {

@@ -1,10 +1,10 @@
 /**
- * Which tracer a function uses (docs/traces.md): the OTLP adapter when an OTLP traces endpoint is
- * set, with the standard `OTEL_*` variables; otherwise none, and no OpenTelemetry code is loaded.
+ * Where traces go (docs/traces.md): the standard `OTEL_*` variables read and checked. Free of the
+ * OpenTelemetry adapter, so a function that never sends spans (the API, the intake) knows whether
+ * runs are traced without bundling the SDK; `tracer.ts` beside this file builds the tracer.
  */
 import * as z from 'zod';
-import { noTracer, type TraceSettings } from '../core/traces/types.js';
-import { OtlpTracer, type OtlpSettings } from '../adapters/otel/tracer.js';
+import type { OtlpSettings } from '../adapters/otel/tracer.js';
 
 /** The standard OpenTelemetry variables Stepwise reads, and its own switch for SigV4 (the X-Ray OTLP endpoint). */
 const TracesEnv = z.object({
@@ -59,8 +59,7 @@ export function otlpSettings(source: Record<string, string | undefined>): OtlpSe
 /** `gen_ai.provider.name` of a configured provider, as the GenAI conventions spell it. */
 const providerNames: Record<string, string> = { anthropic: 'anthropic', bedrock: 'aws.bedrock', scripted: 'stepwise.scripted' };
 
-/** A function's tracer and provider name: the OTLP adapter with an endpoint, else the no-op tracer. */
-export function tracesFrom(source: Record<string, string | undefined>, provider: string): TraceSettings {
-  const settings = otlpSettings(source);
-  return { tracer: settings ? new OtlpTracer(settings) : noTracer, provider: providerNames[provider] ?? provider };
+/** `gen_ai.provider.name` of a configured provider. */
+export function providerName(provider: string): string {
+  return providerNames[provider] ?? provider;
 }

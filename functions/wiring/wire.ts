@@ -37,8 +37,8 @@ import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
-import type { TraceSettings } from '../core/traces/types.js';
-import { tracesFrom } from './traces.js';
+import { noTracer, type TraceSettings } from '../core/traces/types.js';
+import { otlpSettings, providerName } from './traces.js';
 
 /** A JSON array in a variable; its items are checked where they are used (`wiring/external.ts`). */
 const jsonList = z
@@ -328,8 +328,10 @@ export interface Wiring {
   agentStore: AgentDefinitionStore;
   /** Whether an `egress` call of a run that has taken in untrusted content waits for a reviewer. */
   reviewEgressAfterUntrusted: boolean;
-  /** Where spans go (docs/traces.md): an OTLP endpoint when one is set, else nowhere. */
+  /** Where the function's spans go (docs/traces.md): nowhere unless it asked for a tracer (`WireParts.traces`). */
   traces: TraceSettings;
+  /** Whether an OTLP traces endpoint is set: the intake then records each run's trace. */
+  tracing: boolean;
 }
 
 /**
@@ -341,6 +343,8 @@ export interface WireParts {
   workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
   /** The sources of external tools: listing ones (inference) or calling ones (tools). */
   externalTools?: (env: Env) => ToolSource[];
+  /** The tracer of a function that sends spans (`wiring/tracer.ts`); the others bundle no OpenTelemetry SDK. */
+  traces?: (source: Record<string, string | undefined>, env: Env) => TraceSettings;
 }
 
 /** The adapters every function shares, plus the parts it asks for. */
@@ -363,7 +367,8 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const lease = env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {};
   return {
     ...(externalTools ? { externalTools } : {}),
-    traces: tracesFrom(source, env.STEPWISE_PROVIDER),
+    traces: parts.traces?.(source, env) ?? { tracer: noTracer, provider: providerName(env.STEPWISE_PROVIDER) },
+    tracing: otlpSettings(source) !== undefined,
     catalogs,
     agentStore: new DynamoAgentDefinitionStore(doc, env.STEPWISE_TABLE),
     reviewEgressAfterUntrusted: env.STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED,
