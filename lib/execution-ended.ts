@@ -6,11 +6,14 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import type * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import { Construct } from 'constructs';
 import { executionEndedPattern } from '../functions/core/runs/execution-ended.js';
+import { runEndedPattern } from '../functions/core/traces/run-ended.js';
 import { StepwiseFunction } from './function.js';
 import type { Storage } from './storage.js';
 
 export interface ExecutionEndedProps {
   readonly storage: Storage;
+  /** Stepwise's bus, where the orchestrator announces each run's end (the run's spans are described then). */
+  readonly bus: events.IEventBus;
   /** The orchestrator, whose executions are the runs. */
   readonly orchestrator: sfn.IStateMachine;
   /** Where a status event ends that could not be handled (after the rule's and Lambda's retries). */
@@ -25,12 +28,14 @@ export interface ExecutionEndedProps {
 export class ExecutionEnded extends Construct {
   public readonly function: StepwiseFunction;
   public readonly rule: events.Rule;
+  public readonly runEndedRule: events.Rule;
 
   constructor(scope: Construct, id: string, props: ExecutionEndedProps) {
     super(scope, id);
     const { storage, orchestrator, deadLetters } = props;
     this.function = new StepwiseFunction(this, 'Function', {
       handler: 'execution-ended',
+      sendsSpans: true,
       timeout: Duration.seconds(30),
       environment: {
         STEPWISE_TABLE: storage.table.tableName,
@@ -41,6 +46,8 @@ export class ExecutionEnded extends Construct {
     // Reads the run (a large goal lies in S3), marks it failed, frees its session lock: nothing else.
     storage.grantRunRecords(this.function.function, 'update');
     storage.grantSessionRelease(this.function.function);
+    // The spans of an ended run (docs/traces.md) are read from its agents' answers.
+    storage.grantConversationRead(this.function.function);
     this.function.function.configureAsyncInvoke({
       onFailure: new destinations.SqsDestination(deadLetters),
       retryAttempts: 2,
@@ -50,6 +57,13 @@ export class ExecutionEnded extends Construct {
     this.rule = new events.Rule(this, 'Rule', {
       description: 'Orchestrator executions that ended outside their states: mark the run failed, free its session.',
       eventPattern: executionEndedPattern(orchestrator.stateMachineArn),
+      targets: [new targets.LambdaFunction(this.function.function, { deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(6) })],
+    });
+    // Every run's end, announced on Stepwise's bus: the run's own span and its agents' are sent then.
+    this.runEndedRule = new events.Rule(this, 'RunEndedRule', {
+      description: 'Runs that ended: send the spans of the run and of its agents (docs/traces.md).',
+      eventBus: props.bus,
+      eventPattern: runEndedPattern,
       targets: [new targets.LambdaFunction(this.function.function, { deadLetterQueue: deadLetters, retryAttempts: 4, maxEventAge: Duration.hours(6) })],
     });
   }

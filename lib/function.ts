@@ -26,6 +26,30 @@ export interface StepwiseFunctionProps {
    * @default {} (none)
    */
   readonly define?: Readonly<Record<string, string>>;
+  /**
+   * Whether the function sends the spans of runs itself (docs/traces.md): it may then write to
+   * the X-Ray OTLP endpoint (`xray:PutSpans`). Every function is told where traces go, so the
+   * intake records each run's trace.
+   * @default false
+   */
+  readonly sendsSpans?: boolean;
+}
+
+/**
+ * Where the functions send OTLP traces (cdk.json context `stepwise:traces`): `xray` (the default,
+ * the X-Ray OTLP endpoint of the stack's region, signed with SigV4), `off`, or the URL of another
+ * OTLP/HTTP traces endpoint (`…/v1/traces`).
+ */
+export function tracesEnvironment(scope: Construct): Record<string, string> {
+  const setting = String(scope.node.tryGetContext('stepwise:traces') ?? 'xray');
+  if (setting === 'off') return {};
+  const common = { OTEL_SERVICE_NAME: 'stepwise', OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf' };
+  if (setting !== 'xray') {
+    if (!/^https?:\/\/\S+$/.test(setting)) throw new Error(`stepwise:traces must be "xray", "off" or an OTLP/HTTP traces URL; got ${JSON.stringify(setting)}.`);
+    return { ...common, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: setting };
+  }
+  const stack = Stack.of(scope);
+  return { ...common, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `https://xray.${stack.region}.${stack.urlSuffix}/v1/traces`, STEPWISE_OTLP_SIGV4: 'xray' };
 }
 
 const root = fileURLToPath(new URL('..', import.meta.url));
@@ -50,6 +74,11 @@ export class StepwiseFunction extends Construct {
         resources: [this.logGroup.logGroupArn],
       }),
     );
+    const traces = tracesEnvironment(this);
+    if (props.sendsSpans && traces.STEPWISE_OTLP_SIGV4) {
+      // The X-Ray OTLP endpoint takes spans signed for `xray:PutSpans` (no resource-level permissions).
+      this.role.addToPolicy(new iam.PolicyStatement({ actions: ['xray:PutSpans'], resources: ['*'] }));
+    }
     this.function = new nodejs.NodejsFunction(this, 'Function', {
       entry: `${root}functions/handlers/${props.handler}.ts`,
       handler: 'handler',
@@ -65,7 +94,7 @@ export class StepwiseFunction extends Construct {
       logGroup: this.logGroup,
       loggingFormat: lambda.LoggingFormat.JSON,
       // STEPWISE_HANDLER names the module, so the local runtime can bind this function to it.
-      environment: { NODE_OPTIONS: '--enable-source-maps', STEPWISE_HANDLER: props.handler, ...props.environment },
+      environment: { NODE_OPTIONS: '--enable-source-maps', STEPWISE_HANDLER: props.handler, ...traces, ...props.environment },
       bundling: {
         format: nodejs.OutputFormat.ESM,
         target: bundleTarget,
@@ -89,7 +118,7 @@ export class StepwiseFunction extends Construct {
       },
       {
         id: 'AwsSolutions-IAM5[Resource::*]',
-        reason: 'X-Ray PutTraceSegments and PutTelemetryRecords support no resource-level permissions.',
+        reason: 'X-Ray PutTraceSegments, PutTelemetryRecords and PutSpans (the OTLP endpoint) support no resource-level permissions.',
       },
     );
   }

@@ -130,6 +130,7 @@ export class StepwiseAgents extends Construct {
     // Timeouts nest (invariant 3, docs/ARCHITECTURE.md): one model call 240 s, with no SDK retry, < Lambda
     // 300 s < state 360 s; the state machine's Retry is the only retry loop.
     this.inference = new StepwiseFunction(this, 'Inference', {
+      sendsSpans: true,
       // One entry per provider, so the bundle carries only the SDK this deployment calls.
       handler: provider === 'bedrock' ? 'inference-bedrock' : 'inference',
       timeout: Duration.minutes(5),
@@ -164,7 +165,7 @@ export class StepwiseAgents extends Construct {
 
     // Tools reach workspaces only through this role, assumed per call with a session policy
     // that narrows it to the run's own prefix (invariant 7, docs/ARCHITECTURE.md).
-    this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared });
+    this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared, sendsSpans: true });
     this.workspaceRole = new iam.Role(this, 'WorkspaceRole', {
       assumedBy: new iam.ArnPrincipal(this.tool.role.roleArn),
       description: 'Assumed by the tool function for one run at a time, narrowed by a session policy to workspaces/<runId>/.',
@@ -250,6 +251,7 @@ export class StepwiseAgents extends Construct {
 
     this.executionEnded = new ExecutionEnded(this, 'ExecutionEnded', {
       storage: this.storage,
+      bus: this.bus,
       orchestrator: this.orchestrator.stateMachine,
       deadLetters: this.frontDoor.deadLetters,
     });

@@ -21,6 +21,7 @@ import { type DeadLetters } from '../functions/core/intake/types.js';
 import { intakeEvent } from '../functions/core/intake/events.js';
 import { runRequestedDetailType } from '../functions/core/intake/request.js';
 import { executionEndedPattern } from '../functions/core/runs/execution-ended.js';
+import { runEndedPattern } from '../functions/core/traces/run-ended.js';
 import { localAccount, localFunctions, localResources, localStateMachines } from './definitions.js';
 import { localTemplate } from './template.js';
 import { type LocalIssuer, localIssuerIn, localTenantClaim } from './issuer.js';
@@ -243,7 +244,9 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
         pattern.detailType.includes(event.detailType) &&
         pattern.detail.stateMachineArn.includes(String(detail.stateMachineArn)) &&
         pattern.detail.status.some((status) => status === detail.status);
-      if (!matches) return undefined;
+      // The run-ended rule on Stepwise's bus: completion events go to the same function (its spans, docs/traces.md).
+      const runEnded = event.eventBusName !== 'default' && runEndedPattern.source.includes(event.source) && runEndedPattern.detailType.includes(event.detailType);
+      if (!matches && !runEnded) return undefined;
       const request = envelope(event);
       // Asynchronous, as the rule's invocation is: the execution's end does not wait for it. An
       // invocation that throws is tried twice more, as Lambda does an asynchronous invocation

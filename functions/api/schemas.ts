@@ -8,7 +8,7 @@ import { AgentName } from '../core/agents/types.js';
 import type { AgentSummary as CatalogSummary } from '../core/definitions/catalog.js';
 import { WorkflowStep } from '../core/definitions/types.js';
 import { CreateRunBody } from '../core/intake/request.js';
-import { ContentBlock, Role } from '../core/model/messages.js';
+import { ContentBlock, Role, Usage } from '../core/model/messages.js';
 import { Phase, Run, RunStatus, RunSummary } from '../core/runs/types.js';
 
 export { CreateRunBody, DecisionBody, DecisionRecorded, Run };
@@ -45,6 +45,14 @@ export const RunsPage = z
   .object({ items: z.array(RunSummary), nextCursor: z.string().optional() })
   .meta({ id: 'RunsPage', description: 'One page of runs, newest first.' });
 
+export const Traceparent = z
+  .string()
+  .max(256)
+  .meta({
+    description: "The caller's W3C trace context: the run's trace is a child of its span (docs/traces.md). A malformed one is ignored, as the W3C spec says.",
+    example: '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+  });
+
 export const IdempotencyKey = z
   .string()
   .regex(/^[\x21-\x7e]{1,255}$/, 'must be 1-255 printable ASCII characters')
@@ -64,7 +72,19 @@ export type MessagesQuery = z.infer<typeof MessagesQuery>;
 
 export const MessagesPage = z
   .object({
-    items: z.array(z.object({ seq: z.number().int(), agent: AgentName, role: Role, content: z.array(ContentBlock) })),
+    items: z.array(
+      z.object({
+        seq: z.number().int(),
+        agent: AgentName,
+        role: Role,
+        content: z.array(ContentBlock),
+        /** An answer's model call: when it began, how long it took, the model and its tokens (the console's timeline; docs/traces.md). */
+        call: z
+          .object({ startedAt: z.string(), ms: z.number().nonnegative(), model: z.string().optional(), usage: Usage.optional() })
+          .optional()
+          .meta({ description: "An answer's model call: when it began, how many milliseconds it took, the model that answered and its tokens." }),
+      }),
+    ),
     nextCursor: z.string().optional(),
   })
   .meta({ id: 'MessagesPage' });

@@ -10,9 +10,10 @@ import { childFailed } from '../core/children/children.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
 import { scopedWorkspaces } from '../wiring/workspaces.js';
 import { externalConfig, wire } from '../wiring/wire.js';
+import { otlpTraces } from '../wiring/tracer.js';
 import { parseEvent } from '../core/steps/input.js';
 
-const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources });
+const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources, traces: otlpTraces });
 const { mcpServers, lambdaTools } = externalConfig(wiring.env);
 const lambdaToolNames = new Set(lambdaTools.map((tool) => tool.name));
 const serverNames = new Set(mcpServers.map((server) => server.name));
@@ -33,6 +34,15 @@ function toolDimension(name: string | undefined): string {
 type ToolEvent = { action?: 'child-failed'; failure?: { Error?: string; Cause?: string } };
 
 export async function handler(event: unknown): Promise<ToolStepResult | Record<string, never>> {
+  try {
+    return await handle(event);
+  } finally {
+    // Lambda freezes the process once it answers: the call's span goes before (docs/traces.md).
+    await wiring.traces.tracer.flush();
+  }
+}
+
+async function handle(event: unknown): Promise<ToolStepResult | Record<string, never>> {
   const keys = stepKeys(event);
   const { action, failure } = (typeof event === 'object' && event !== null ? event : {}) as ToolEvent;
   if (action === 'child-failed') {

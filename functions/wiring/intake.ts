@@ -45,6 +45,7 @@ export function intakeWiring(wiring: Wiring, sfn: SFNClient = sfnClient(wiring.e
     budgets: wiring.budgets,
     spend: wiring.spend,
     ...(hooks.onCreated ? { onCreated: hooks.onCreated } : {}),
+    ...(wiring.tracing ? { tracing: true } : {}),
     ...(wiring.env.STEPWISE_MAX_RUNNING_RUNS ? { maxRunningRuns: wiring.env.STEPWISE_MAX_RUNNING_RUNS } : {}),
     ...(wiring.env.STEPWISE_ALLOWED_MODELS ? { allowedModels: wiring.env.STEPWISE_ALLOWED_MODELS } : {}),
   };

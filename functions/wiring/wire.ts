@@ -39,6 +39,8 @@ import { DynamoScheduleStore } from '../adapters/dynamo/schedules.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
+import { noTracer, type TraceSettings } from '../core/traces/types.js';
+import { otlpSettings, providerName } from './traces.js';
 
 /** A JSON array in a variable; its items are checked where they are used (`wiring/external.ts`). */
 const jsonList = z
@@ -338,6 +340,10 @@ export interface Wiring {
   reviewEgressAfterUntrusted: boolean;
   /** Schedules (the API creates them, the intake admits their firings). */
   schedules: ScheduleStore;
+  /** Where the function's spans go (docs/traces.md): nowhere unless it asked for a tracer (`WireParts.traces`). */
+  traces: TraceSettings;
+  /** Whether an OTLP traces endpoint is set: the intake then records each run's trace. */
+  tracing: boolean;
 }
 
 /**
@@ -349,6 +355,8 @@ export interface WireParts {
   workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
   /** The sources of external tools: listing ones (inference) or calling ones (tools). */
   externalTools?: (env: Env) => ToolSource[];
+  /** The tracer of a function that sends spans (`wiring/tracer.ts`); the others bundle no OpenTelemetry SDK. */
+  traces?: (source: Record<string, string | undefined>, env: Env) => TraceSettings;
 }
 
 /** The adapters every function shares, plus the parts it asks for. */
@@ -371,6 +379,8 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
   const lease = env.STEPWISE_SESSION_LEASE_SECONDS ? { leaseSeconds: env.STEPWISE_SESSION_LEASE_SECONDS } : {};
   return {
     ...(externalTools ? { externalTools } : {}),
+    traces: parts.traces?.(source, env) ?? { tracer: noTracer, provider: providerName(env.STEPWISE_PROVIDER) },
+    tracing: otlpSettings(source) !== undefined,
     catalogs,
     agentStore: new DynamoAgentDefinitionStore(doc, env.STEPWISE_TABLE),
     reviewEgressAfterUntrusted: env.STEPWISE_REVIEW_EGRESS_AFTER_UNTRUSTED,

@@ -25,6 +25,7 @@ import { consoleReport, measureConsole } from './console.js';
 import { IterationProfile, inferenceStarts, phasesOf, requestKinds } from './iteration.js';
 import { requestsReport } from './requests.js';
 import { measureStartup, startupReport } from './startup.js';
+import { measureTraces, tracesReport } from './traces.js';
 import { row } from './table.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -321,6 +322,8 @@ console.log(callersReport(await measureCallers()));
 console.log(checksReport(measureChecks()));
 
 console.log(startupReport(await measureStartup()));
+
+console.log(tracesReport(await measureTraces()));
 
 // In a process of its own: after the agent-loop measures above, the stream's fixture in this
 // process never saw its approval wait (an interaction of the fixtures not yet understood).

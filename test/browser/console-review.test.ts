@@ -86,6 +86,23 @@ describe('reviewing in the console', () => {
     expect(await page.locator('#call-toolu_a .state').textContent()).toBe('Done · approved by local');
     expect(await card(page, 'write_file').count()).toBe(0);
     expect(await fileText(runId, 'notes/plan.md')).toBe(input.content);
+    // The timeline: each agent, then its model calls and its turns' tool calls, with durations and tokens.
+    const timeline = page.getByRole('list', { name: 'Agents, model calls and tool calls' });
+    await timeline.getByText('Model call', { exact: false }).nth(3).waitFor();
+    expect((await timeline.locator('.timeline-label').allTextContents()).map((label) => label.replace(/^Model call \S+$/, 'Model call'))).toEqual([
+      'Agent architect',
+      'Model call',
+      'Tool list_files',
+      'Model call',
+      'Tool finish_plan',
+      'Agent coder',
+      'Model call',
+      'Tool write_file',
+      'Model call',
+    ]);
+    expect(await timeline.locator('.agent .timeline-figures').first().textContent()).toMatch(/^\d+(\.\d)? m?s · [\d,]+ in \/ [\d,]+ out tokens$/);
+    await page.getByRole('region', { name: 'Timeline', exact: true }).scrollIntoViewIfNeeded();
+    await screenshot(page, 'console-timeline');
     expect(problems).toEqual([]);
   });
 

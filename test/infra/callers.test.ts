@@ -66,10 +66,12 @@ describe('least privilege in DynamoDB', () => {
       'index tenant#*': ['Query'],
       'index running#*': ['Query'],
     });
-    // Marks a run whose execution ended outside its states, frees its session lock: nothing more.
+    // Marks a run whose execution ended outside its states, frees its session lock, and reads an
+    // ended run's answers for its spans (docs/traces.md): nothing more.
     expect(dynamoAccess('ExecutionEndedFunctionRole')).toEqual({
       'run#*': ['GetItem', 'UpdateItem'],
       'session#*': ['UpdateItem'],
+      'conv#*': ['GetItem', 'Query'],
     });
     // The event stream reads runs, their approvals, conversations and live text; POST /agui starts
     // a run as POST /runs does (the quota's slots too). It writes no conversation or live item, and lists no runs.
@@ -218,6 +220,8 @@ describe('trusted event sources', () => {
     expect(rulesOn(template, bus)).toEqual({
       RunRequested: { 'detail-type': ['Stepwise Run Requested'], $or: [{ detail: { onBehalfOf: [{ exists: false }] } }, { source: ['stepwise.schedules'] }] },
       UntrustedOnBehalf: { 'detail-type': ['Stepwise Run Requested'], detail: { onBehalfOf: [{ exists: true }] }, source: [{ 'anything-but': ['stepwise.schedules'] }] },
+      // Stepwise's own announcements of a run's end, to the function that sends the run's spans.
+      ExecutionEndedRunEndedRule: { source: ['stepwise'], 'detail-type': ['Stepwise Run Succeeded', 'Stepwise Run Failed', 'Stepwise Run Cancelled'] },
     });
     const refused = template.findResources('AWS::Events::Rule')[logicalIdOf(template, 'FrontDoorUntrustedOnBehalf', 'AWS::Events::Rule')] as { Properties: { Targets: unknown } };
     expect(refused.Properties.Targets).toEqual([

@@ -25,7 +25,8 @@ const meant: Record<string, { items?: string[]; objects?: string[] }> = {
   FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'spend', 'schedules'], objects: ['runs/'] },
   // The stream function starts runs for POST /agui (a running-runs slot) and holds a slot per open stream.
   LiveStreamRole: { items: ['runs', 'conversations', 'live', 'idempotency', 'sessions', 'running', 'slots', 'streams', 'agents', 'spend'], objects: ['conversations/', 'runs/'] },
-  ExecutionEndedFunctionRole: { items: ['runs', 'sessions'], objects: ['runs/'] },
+  // It reads an ended run's answers (their timings) for the run's spans (docs/traces.md).
+  ExecutionEndedFunctionRole: { items: ['runs', 'sessions', 'conversations'], objects: ['runs/', 'conversations/'] },
 };
 
 /** Each data access a role has beyond what it is meant to reach, one line each. */

@@ -25,6 +25,20 @@ describe('StepwiseFunction', () => {
     }
   });
 
+  it('sends traces to the X-Ray OTLP endpoint of its region, signed, and lets only the functions that send spans put them', () => {
+    for (const fn of functionsOf(template)) {
+      expect(fn.Properties.Environment.Variables).toMatchObject({
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: { 'Fn::Join': ['', ['https://xray.', { Ref: 'AWS::Region' }, '.', { Ref: 'AWS::URLSuffix' }, '/v1/traces']] },
+        OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: 'http/protobuf',
+        STEPWISE_OTLP_SIGV4: 'xray',
+      });
+    }
+    const putters = ['InferenceRole', 'ToolRole', 'ExecutionEndedFunctionRole', 'ApprovalRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole', 'LiveStreamRole'].filter((id) =>
+      statementsOf(template, id).some((s) => [s.Action].flat().includes('xray:PutSpans')),
+    );
+    expect(putters).toEqual(['InferenceRole', 'ToolRole', 'ExecutionEndedFunctionRole']);
+  });
+
   it('gives no function a wildcard action or a managed policy', () => {
     for (const id of ['InferenceRole', 'ToolRole', 'ApprovalRole', 'WorkspaceRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole', 'LiveStreamRole']) {
       for (const s of statementsOf(template, id)) for (const action of [s.Action].flat()) expect(action).not.toMatch(/\*/);

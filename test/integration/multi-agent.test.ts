@@ -4,8 +4,12 @@ import type { Run } from '../../functions/core/runs/types.js';
 import type { LocalEvent } from '../../local/runtime/runtime.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
+import { type ReceivedSpan, useOtlpReceiver } from '../support/otlp-receiver.js';
 
-const local = useLocalStack();
+// The stack's functions send their spans to an in-process OTLP receiver (docs/traces.md).
+const env: Record<string, string> = {};
+const otlp = useOtlpReceiver(env);
+const local = useLocalStack(env);
 
 const plan = {
   goal: 'Create a greeting module and its README',
@@ -153,5 +157,70 @@ describe('multi-agent runs: the Architect plans, the Coder builds', () => {
     expect(announced.map((e) => [e.source, e.detailType])).toEqual([['stepwise', 'Stepwise Run Cancelled']]);
     const counted = { inputTokens: expect.any(Number), outputTokens: expect.any(Number), cacheReadInputTokens: 0, cacheCreationInputTokens: 0 };
     expect(RunCompletedDetail.parse(announced[0]?.detail)).toEqual({ runId, status: 'cancelled', phase: 'cancelled', usage: counted });
+  });
+
+  it('is one trace, a child of the caller’s traceparent: the run, each agent, each model call and each tool call, with their GenAI attributes', async () => {
+    const tag = local.book.add(
+      'traced',
+      { turn: use(['toolu_tp', 'finish_plan', plan]) },
+      { turn: use(['toolu_tw', 'write_file', { path: 'a.txt', content: 'a' }]) },
+      { turn: say('Wrote a.txt.') },
+    );
+    const caller = { traceId: '0af7651916cd43dd8448eb211c80319c', spanId: 'b7ad6b7169203331' };
+    const started = await fetch(`${local.stack.url}/runs`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', traceparent: `00-${caller.traceId}-${caller.spanId}-01` },
+      body: JSON.stringify({ goal: `${tag} Write a.txt.` }),
+    });
+    const { runId } = (await started.json()) as { runId: string };
+    const run = await local.waitFor(runId);
+    expect(run.status).toBe('succeeded');
+    // The run's own span is sent when its end is announced (asynchronously, as the rule delivers it).
+    const deadline = Date.now() + 10_000;
+    while (!otlp.receiver.spans.some((s) => s.name.startsWith('invoke_workflow') && s.attributes['stepwise.run.id'] === runId) && Date.now() < deadline) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const spans = otlp.receiver.spans.filter((s) => s.attributes['stepwise.run.id'] === runId);
+    // One trace: the caller's.
+    expect(new Set(spans.map((s) => s.traceId))).toEqual(new Set([caller.traceId]));
+    const byId = new Map(spans.map((s) => [s.spanId, s]));
+    const parentName = (s: ReceivedSpan) => (s.parentSpanId === caller.spanId ? 'caller' : byId.get(s.parentSpanId ?? '')?.name);
+    expect(spans.map((s) => [s.name, parentName(s)]).sort()).toEqual(
+      [
+        ['invoke_workflow plan-and-build', 'caller'],
+        ['invoke_agent architect', 'invoke_workflow plan-and-build'],
+        ['invoke_agent coder', 'invoke_workflow plan-and-build'],
+        ['chat claude-test', 'invoke_agent architect'],
+        ['execute_tool finish_plan', 'invoke_agent architect'],
+        ['chat claude-test', 'invoke_agent coder'],
+        ['execute_tool write_file', 'invoke_agent coder'],
+        ['chat claude-test', 'invoke_agent coder'],
+      ].sort(),
+    );
+    const chats = spans.filter((s) => s.name.startsWith('chat'));
+    for (const chat of chats) {
+      expect(chat.attributes).toMatchObject({
+        'gen_ai.operation.name': 'chat',
+        'gen_ai.provider.name': 'anthropic',
+        'gen_ai.request.model': 'claude-test',
+        'gen_ai.response.model': expect.any(String),
+        'gen_ai.usage.input_tokens': expect.any(Number),
+        'gen_ai.usage.output_tokens': expect.any(Number),
+        'gen_ai.conversation.id': expect.stringMatching(new RegExp(`^run/${runId}/(architect|coder)$`)),
+      });
+      // No content without the capture setting.
+      expect(chat.attributes).not.toHaveProperty('gen_ai.input.messages');
+      expect(chat.attributes).not.toHaveProperty('gen_ai.output.messages');
+    }
+    expect(chats.map((c) => c.attributes['gen_ai.response.finish_reasons'])).toEqual(expect.arrayContaining([['tool_use'], ['end_turn']]));
+    // The usage of the run's model calls adds up to the run's.
+    expect(chats.reduce((sum, c) => sum + Number(c.attributes['gen_ai.usage.input_tokens']), 0)).toBe(run.usage.inputTokens);
+    expect(spans.find((s) => s.name === 'execute_tool write_file')?.attributes).toMatchObject({ 'gen_ai.tool.name': 'write_file', 'gen_ai.tool.call.id': 'toolu_tw', 'gen_ai.agent.name': 'coder' });
+    expect(spans.find((s) => s.name === 'invoke_agent coder')?.attributes).toMatchObject({ 'gen_ai.agent.name': 'coder', 'gen_ai.operation.name': 'invoke_agent' });
+    // Each agent's span holds its calls.
+    for (const s of spans.filter((x) => x.name.startsWith('chat') || x.name.startsWith('execute_tool'))) {
+      const agent = byId.get(s.parentSpanId ?? '')!;
+      expect(s.startMs).toBeGreaterThanOrEqual(agent.startMs);
+    }
   });
 });

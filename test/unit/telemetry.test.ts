@@ -25,6 +25,7 @@ vi.mock('../../functions/wiring/wire.js', () => ({
     sessions: { acquire: async (_session: string, runId: string) => runId, release: async () => undefined },
     env: { STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:123456789012:stateMachine:Orchestrator' },
     model: typeof parts.model === 'function' ? parts.model({}) : shared.core.model,
+    traces: { tracer: { enabled: false, captureContent: false, emit() {}, flush: async () => undefined }, provider: 'anthropic' },
   }),
   externalConfig: () => ({ mcpServers: [], lambdaTools: [] }),
 }));

@@ -14,6 +14,7 @@ import { ReviewCard, type WaitingCall } from './review.js';
 import { firstLine } from './runs.js';
 import { TranscriptView } from './transcript.js';
 import { RunFamily } from './tree.js';
+import { TimelinePanel } from './timeline.js';
 
 const agentWords: Record<string, string> = { single: 'The agent', architect: 'The Architect', coder: 'The Coder' };
 
@@ -178,6 +179,7 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
       <RunFamily api={api} runId={runId} status={status} />
       {runMode === 'multi' && <Phases phase={phase} />}
       {t?.plan !== undefined && <PlanView plan={t.plan} />}
+      <TimelinePanel api={api} runId={runId} status={status} />
 
       <div class="run-body">
         <section class="panel transcript-panel" aria-labelledby="transcript-heading">

@@ -50,7 +50,10 @@ async function messagesPage(run: Run, query: MessagesQuery, conversations: Conve
   for (const agent of agents) {
     const { messages } = await conversations.load(conversationIdOf(run.runId, agent, run.sessionId, run.owner));
     for (const m of messages) {
-      if (m.meta.runId === run.runId) items.push({ seq: m.seq, agent, role: m.role, content: m.content });
+      if (m.meta.runId !== run.runId) continue;
+      const { startedAt, ms, model, usage } = m.meta;
+      const call = startedAt !== undefined && ms !== undefined ? { call: { startedAt, ms, ...(model ? { model } : {}), ...(usage ? { usage } : {}) } } : {};
+      items.push({ seq: m.seq, agent, role: m.role, content: m.content, ...call });
     }
   }
   const page = [];

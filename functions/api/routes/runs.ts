@@ -8,7 +8,7 @@ import { Forbidden } from '../../core/callers/types.js';
 import { cancelRun, createRun } from '../../core/intake/create.js';
 import { createRunBody } from '../../core/intake/request.js';
 import { json, jsonBody, noRun, refusal, routes, runParams, withRun } from '../middleware.js';
-import { Accepted, IdempotencyKey, RunView, RunsPage, RunsQuery } from '../schemas.js';
+import { Accepted, IdempotencyKey, RunView, RunsPage, RunsQuery, Traceparent } from '../schemas.js';
 import type { ApiDeps } from '../types.js';
 
 /** `POST /runs`, `GET /runs`, `GET /runs/{runId}` and `POST /runs/{runId}/cancel`. */
@@ -21,7 +21,7 @@ export function runRoutes(deps: ApiDeps) {
         summary: 'Start a run',
         middleware: [jsonBody] as const,
         request: {
-          headers: z.object({ 'Idempotency-Key': IdempotencyKey.optional() }),
+          headers: z.object({ 'Idempotency-Key': IdempotencyKey.optional(), traceparent: Traceparent.optional() }),
           // The deployment's list of models (STEPWISE_ALLOWED_MODELS) and its tools are part of the body's schema.
           body: { required: true, content: json(createRunBody(deps)) },
         },
@@ -33,9 +33,10 @@ export function runRoutes(deps: ApiDeps) {
         },
       }),
       async (c) => {
-        const key = c.req.valid('header')['Idempotency-Key'];
+        const { 'Idempotency-Key': key, traceparent } = c.req.valid('header');
         const caller = c.var.caller;
-        return c.json(await createRun(c.req.valid('json'), deps, { caller, ...(key === undefined ? {} : { idempotencyKey: key }) }), 202);
+        const options = { caller, ...(key === undefined ? {} : { idempotencyKey: key }), ...(traceparent === undefined ? {} : { traceparent }) };
+        return c.json(await createRun(c.req.valid('json'), deps, options), 202);
       },
     )
     .openapi(

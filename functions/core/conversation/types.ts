@@ -31,6 +31,9 @@ export const MessageMeta = z.object({
   stopReason: StopReason.optional(),
   usage: Usage.optional(),
   model: z.string().optional(),
+  /** An answer: when its model call began (ISO 8601) and how many milliseconds it took (the console's timeline). */
+  startedAt: z.string().optional(),
+  ms: z.number().nonnegative().optional(),
 });
 
 export type MessageMeta = z.infer<typeof MessageMeta>;

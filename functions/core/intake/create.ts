@@ -17,6 +17,7 @@ import type { ErrorName } from '../errors/table.js';
 import { zeroUsage } from '../model/messages.js';
 import { descendantsOf } from '../runs/descendants.js';
 import type { Run } from '../runs/types.js';
+import { newRunTrace } from '../traces/context.js';
 import { answeringAgent, builtinCatalog, type CreateRunBody, targetOf } from './request.js';
 import { type CreateRunOptions, defaultMaxIterations, IdempotencyConflict, type IntakeDeps, RunIdTaken, SessionBusy } from './types.js';
 
@@ -269,6 +270,7 @@ export async function createRun(
     ...(options.scheduleId ? { scheduleId: options.scheduleId } : {}),
     ...(budget ? { budget } : {}),
     ...(output ? { output } : {}),
+    ...(deps.tracing ? { trace: newRunTrace(options.traceparent) } : {}),
     status: 'running',
     phase: 'idle',
     iterations: {},

@@ -37,7 +37,7 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     await deps.deadLetters.send({ reason, issues, event });
     return { accepted: false, reason };
   }
-  const { runId, onBehalfOf, scheduleId, ...body } = detail.data;
+  const { runId, onBehalfOf, scheduleId, traceparent, ...body } = detail.data;
   // The caller is the event's source in its account; a trusted source may name another owner.
   let caller: Caller;
   try {
@@ -66,7 +66,7 @@ export async function intakeEvent(event: unknown, deps: IntakeDeps & { deadLette
     }
   }
   try {
-    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}), ...(scheduleId ? { scheduleId } : {}) });
+    const started = await createRun(body, deps, { caller, ...(chosen ? { runId: chosen } : {}), ...(scheduleId ? { scheduleId } : {}), ...(traceparent ? { traceparent } : {}) });
     return { accepted: true, runId: started.runId };
   } catch (error) {
     if (worthRetrying(error)) throw error;

@@ -182,6 +182,8 @@ export function runRequestedDetail(rules: RunRequestRules = {}) {
       onBehalfOf: Owner.strict().optional(),
       /** The schedule that fired the request (the schedules source, on behalf of its owner: docs/schedules.md). */
       scheduleId: ScheduleId.optional(),
+      /** The sender's W3C trace context: the run's trace is a child of its span (docs/traces.md). */
+      traceparent: z.string().max(256).optional(),
     })
     .strict()
     .refine(oneTarget.check, oneTarget.params)

@@ -122,6 +122,8 @@ export interface IntakeDeps {
   workspaceFor?(runId: string): Pick<Workspace, 'write'>;
   /** The schedules whose firings the intake admits (docs/schedules.md); a firing is refused when absent. */
   schedules?: ScheduleStore;
+  /** Whether the deployment exports traces (docs/traces.md): each new run then records its place in a trace. */
+  tracing?: boolean;
 }
 
 /** The same `Idempotency-Key` was sent with another body. */
@@ -140,6 +142,8 @@ export interface CreateRunOptions {
   fork?: RunFork;
   /** The schedule that fired the run: recorded on it. */
   scheduleId?: string;
+  /** The caller's W3C `traceparent`: the run's trace is a child of the caller's (ignored when malformed, as the spec says). */
+  traceparent?: string;
 }
 
 /** What makes a run a fork: where it comes from, and the copy made before its record exists. */

@@ -4,19 +4,20 @@
  */
 import type { Run, RunControls, RunStore } from './types.js';
 
-/** What never changes once a run starts, by run id: the agents it follows and its owner; read once per warm function (at most 200 runs). */
-const fixedParts = new WeakMap<Pick<RunStore, 'get'>, Map<string, Pick<Run, 'agents' | 'owner'>>>();
+/** What never changes once a run starts, by run id: the agents it follows, its owner and its trace; read once per warm function (at most 200 runs). */
+type FixedParts = Pick<Run, 'agents' | 'owner' | 'trace'>;
+const fixedParts = new WeakMap<Pick<RunStore, 'get'>, Map<string, FixedParts>>();
 
-function remember(store: Pick<RunStore, 'get'>, runId: string, run: Pick<Run, 'agents' | 'owner'>): Pick<Run, 'agents' | 'owner'> {
+function remember(store: Pick<RunStore, 'get'>, runId: string, run: FixedParts): FixedParts {
   let known = fixedParts.get(store);
   if (!known) fixedParts.set(store, (known = new Map()));
   if (known.size >= 200) known.delete(known.keys().next().value ?? '');
-  const fixed = { ...(run.agents ? { agents: run.agents } : {}), ...(run.owner ? { owner: run.owner } : {}) };
+  const fixed = { ...(run.agents ? { agents: run.agents } : {}), ...(run.owner ? { owner: run.owner } : {}), ...(run.trace ? { trace: run.trace } : {}) };
   known.set(runId, fixed);
   return fixed;
 }
 
-async function fixedOf(runId: string, runs: Pick<RunStore, 'get'>): Promise<Pick<Run, 'agents' | 'owner'>> {
+async function fixedOf(runId: string, runs: Pick<RunStore, 'get'>): Promise<FixedParts> {
   const known = fixedParts.get(runs)?.get(runId);
   if (known) return known;
   return remember(runs, runId, (await runs.get(runId)) ?? {});
@@ -30,6 +31,11 @@ export async function runAgents(runId: string, runs: Pick<RunStore, 'get'>): Pro
 /** Who started the run (external tools act for this owner); undefined for a run made before runs had owners. */
 export async function runOwner(runId: string, runs: Pick<RunStore, 'get'>): Promise<Run['owner']> {
   return (await fixedOf(runId, runs)).owner;
+}
+
+/** The run's place in its trace (docs/traces.md); undefined for a run made before runs were traced. */
+export async function runTrace(runId: string, runs: Pick<RunStore, 'get'>): Promise<Run['trace']> {
+  return (await fixedOf(runId, runs)).trace;
 }
 
 /** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
@@ -47,7 +53,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
   if (cached) return { controls: cached };
   const run = await deps.runs.get(runId);
   if (!run) return {};
-  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd } = run;
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd, trace } = run;
   remember(deps.runs, runId, run);
   const controls = {
     runId,
@@ -59,6 +65,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
     ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
     ...(agents ? { agents } : {}),
     ...(childCostUsd !== undefined ? { childCostUsd } : {}),
+    ...(trace ? { trace } : {}),
   };
   if (!budget) {
     if (known.size >= 100) known.delete(known.keys().next().value ?? '');

@@ -4,7 +4,8 @@
  * listed before the policy naming them is checked, the budget is checked before compaction makes a
  * summary call, compaction retries around live text (each retried call writes its own attempt), a
  * reviewer's note is added to a result before its size is capped, and an untrusted result is
- * marked last, so the cap never cuts off its closing tag.
+ * marked last, so the cap never cuts off its closing tag. Traces wrap each model call innermost (one
+ * `chat` span per call made) and see a tool's result as it is stored.
  */
 import { approvalsFeature, approvalsToolFeature } from '../approvals/feature.js';
 import { budgetsFeature } from '../budgets/feature.js';
@@ -15,6 +16,7 @@ import { outputFeature } from '../output/feature.js';
 import { resultFeature } from '../result/feature.js';
 import { externalToolsFeature } from '../tools/external/feature.js';
 import { resultSizeFeature } from '../tools/feature.js';
+import { tracesFeature, tracesToolFeature } from '../traces/feature.js';
 import { untrustedRulesFeature, untrustedToolFeature } from '../untrusted/feature.js';
 import type { InferenceFeature, ToolFeature } from './hooks.js';
 
@@ -28,8 +30,9 @@ export const inferenceFeatures: readonly InferenceFeature[] = [
   budgetsFeature,
   compactionFeature,
   liveFeature,
+  tracesFeature,
   resultFeature,
 ];
 
 /** The tool step's features. */
-export const toolFeatures: readonly ToolFeature[] = [approvalsToolFeature, resultSizeFeature, untrustedToolFeature];
+export const toolFeatures: readonly ToolFeature[] = [approvalsToolFeature, resultSizeFeature, untrustedToolFeature, tracesToolFeature];

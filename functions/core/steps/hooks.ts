@@ -20,6 +20,7 @@ import type { ModelProvider, ModelRequest, ModelResponse, ModelSettings, ToolSpe
 import type { RunControls, RunResult, RunStore, RunTotals } from '../runs/types.js';
 import type { PlanStore, ToolLimits, Tools } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
+import type { TraceSettings } from '../traces/types.js';
 import type { ContentBlock, StopReason, ToolResultBlock, ToolUseBlock } from '../model/messages.js';
 import type { Capability, ExternalToolsPort, ToolCatalog } from '../tools/external/types.js';
 import type { ChildStart, InferenceInput, InferenceResult, ToolInput } from './types.js';
@@ -180,6 +181,8 @@ export interface InferenceDeps {
   liveText?: LiveText;
   /** Pacing of live text and where its failures are logged; `defaultLivePolicy` when absent. */
   livePolicy?: Partial<LivePolicy>;
+  /** Where the step's spans go (docs/traces.md); none described when absent. */
+  traces?: TraceSettings;
   /** The features at its hook points, in order; `inferenceFeatures` when absent. */
   features?: readonly InferenceFeature[];
 }
@@ -203,6 +206,8 @@ export interface ToolDeps {
   /** MCP and Lambda tools, as the run's stored catalog lists them; none when absent. */
   externalTools?: Pick<ExternalToolsPort, 'stored' | 'call'>;
   clock?: () => Date;
+  /** Where the step's spans go (docs/traces.md); none described when absent. */
+  traces?: TraceSettings;
   /** The features at its hook points, in order; `toolFeatures` when absent. */
   features?: readonly ToolFeature[];
 }

@@ -82,7 +82,10 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const { system, tools } = call.request;
     return deps.model.generate({ model: call.model, maxTokens: call.maxTokens, system, tools, messages: modelMessages(call.conversation), ...options });
   };
+  const clock = deps.clock ?? (() => new Date());
+  const startedAt = clock();
   const response = await attempt(0, {});
+  const ms = clock().getTime() - startedAt.getTime();
 
   // Store the answer, written once: another attempt of this same step that got there first wins.
   if (response.message.content.length === 0) {
@@ -92,7 +95,7 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     seq: call.seq,
     role: 'assistant',
     content: response.message.content,
-    meta: { runId: input.runId, iteration: input.iteration, stopReason: response.stopReason, usage: response.usage, model: response.model },
+    meta: { runId: input.runId, iteration: input.iteration, stopReason: response.stopReason, usage: response.usage, model: response.model, startedAt: startedAt.toISOString(), ms },
   };
   if (await deps.conversations.append(step.conversationId, { ...stored, carries: undefined })) {
     return settle(step, features, stored, { ...call.conversation, messages: [...call.conversation.messages, stored] });
