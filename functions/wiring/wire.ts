@@ -11,7 +11,7 @@ import { type ApprovalStore } from '../core/approvals/types.js';
 import { approvableTool, approvableToolsText } from '../core/approvals/policy.js';
 import type { BudgetSettings, SpendStore } from '../core/budgets/types.js';
 import { IamIdentity } from '../core/callers/types.js';
-import { type ContextPolicy, defaultContextPolicy } from '../core/compaction/types.js';
+import { type ContextEditing, type ContextPolicy, defaultContextEditing, defaultContextPolicy } from '../core/compaction/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
 import type { ForkCopies } from '../core/fork/types.js';
 import type { IdempotencyStore, RunSlots, SessionLocks } from '../core/intake/types.js';
@@ -80,6 +80,16 @@ export const Env = z.object({
   STEPWISE_CONTEXT_WINDOW_TOKENS: z.coerce.number().int().positive().default(defaultContextPolicy.windowTokens),
   /** The share of the window at which older turns are summarized. */
   STEPWISE_COMPACT_AT: z.coerce.number().positive().max(1).default(defaultContextPolicy.compactAt),
+  /** Context editing: old tool results cleared from what the model is sent (`off` to send every result). */
+  STEPWISE_CONTEXT_EDITING: z.enum(['on', 'off']).default('on'),
+  /** Clear once the prompt is over this many tokens. @default 60% of the window */
+  STEPWISE_CLEAR_TOOL_RESULTS_AT: z.coerce.number().int().positive().optional(),
+  /** The results of the newest calls never cleared. */
+  STEPWISE_CLEAR_KEEP_TOOL_USES: z.coerce.number().int().nonnegative().default(defaultContextEditing.keepToolUses),
+  /** Clear in batches of at least this many tokens. @default 10% of the window */
+  STEPWISE_CLEAR_AT_LEAST_TOKENS: z.coerce.number().int().positive().optional(),
+  /** Tools whose results are never cleared, comma-separated. */
+  STEPWISE_CLEAR_EXCLUDE_TOOLS: z.string().optional(),
   /**
    * The models a run may ask for, comma-separated (API and intake functions). Unset, any model:
    * the deployed stack always sets it, to the deployment's model unless cdk.json lists more.
@@ -310,6 +320,8 @@ export interface Wiring {
   model: ModelProvider;
   settings: ModelSettings;
   context: ContextPolicy;
+  /** Which old tool results the model is no longer sent; absent when turned off. */
+  contextEditing?: ContextEditing;
   workspaceFor(runId: string): Workspace;
   plans: PlanStore;
   limits: ToolLimits;
@@ -418,6 +430,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
       windowTokens: env.STEPWISE_CONTEXT_WINDOW_TOKENS,
       compactAt: env.STEPWISE_COMPACT_AT,
     },
+    ...(env.STEPWISE_CONTEXT_EDITING === 'on' ? { contextEditing: contextEditingOf(env) } : {}),
     workspaceFor: (parts.workspaces ?? plainWorkspaces)(env, s3),
   };
 }
@@ -437,4 +450,19 @@ export function budgetSettings(env: Env): BudgetSettings {
 /** Workspaces on the function's own S3 client: local runs, and functions that only read. */
 export function plainWorkspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
   return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
+}
+
+/**
+ * The deployment's context editing: by default it starts at 60% of the window, below compaction's
+ * threshold, and clears in batches of a tenth of the window.
+ */
+export function contextEditingOf(env: Env): ContextEditing {
+  const window = env.STEPWISE_CONTEXT_WINDOW_TOKENS;
+  const exclude = (env.STEPWISE_CLEAR_EXCLUDE_TOOLS ?? '').split(',').map((t) => t.trim()).filter(Boolean);
+  return {
+    triggerTokens: env.STEPWISE_CLEAR_TOOL_RESULTS_AT ?? Math.round(window * (defaultContextEditing.triggerTokens / defaultContextPolicy.windowTokens)),
+    keepToolUses: env.STEPWISE_CLEAR_KEEP_TOOL_USES,
+    clearAtLeastTokens: env.STEPWISE_CLEAR_AT_LEAST_TOKENS ?? Math.round(window * ((defaultContextEditing.clearAtLeastTokens ?? 0) / defaultContextPolicy.windowTokens)),
+    ...(exclude.length ? { excludeTools: exclude } : {}),
+  };
 }

@@ -15,7 +15,7 @@ import { AwsV4Signer } from 'aws4fetch';
 import { bedrockAnthropicVersion } from '../../functions/adapters/model/bedrock.js';
 import { localCredentials } from '../../functions/wiring/wire.js';
 import { startLoopbackServer } from './http-server.js';
-import { type MessagesApi, type Reply, type Responder, type WireRequest, generationMs, messageBody, playStream, streamEvents } from './messages-api.js';
+import { type MessagesApi, type Reply, type Responder, type WireRequest, generationMs, messageBody, playStream, promptOf, streamEvents } from './messages-api.js';
 
 export interface BedrockApiOptions {
   /** The Region requests must be signed for. @default any: the one the signature's scope names */
@@ -47,6 +47,7 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
   const credentials = options.credentials ?? localCredentials;
   const requests: WireRequest[] = [];
   const bodies: Record<string, unknown>[] = [];
+  const prompts: WireRequest[] = [];
   const operations: BedrockApi['operations'] = [];
   const headers: IncomingMessage['headers'][] = [];
 
@@ -77,7 +78,9 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
     operations.push(streamed ? 'InvokeModelWithResponseStream' : 'InvokeModel');
     requests.push(request);
     headers.push(req.headers);
-    const reply: Reply = await respond(request, requests.length - 1);
+    const { prompt } = promptOf(request);
+    prompts.push(prompt);
+    const reply: Reply = await respond(prompt, requests.length - 1);
     if ('drop' in reply) {
       req.socket.destroy();
       return;
@@ -111,7 +114,7 @@ export async function startBedrockApi(respond: Responder, options: BedrockApiOpt
       if (!res.headersSent) sendFault(res, { status: 500, type: 'InternalServerException', message: String(error) });
     });
   }, options.port ?? 0);
-  return { url: server.url, requests, bodies, operations, headers, close: server.close };
+  return { url: server.url, requests, prompts, bodies, operations, headers, close: server.close };
 }
 
 function parseBody(raw: Buffer): Record<string, unknown> | string {

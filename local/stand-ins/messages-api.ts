@@ -4,8 +4,15 @@
  * scripted failures, so the real SDK can be exercised over real HTTP without a network: status
  * codes, `retry-after`, dropped connections, slow answers, and streams that come slowly (a
  * turn's `pacing`) or break off (a reply's `cut`).
+ *
+ * A request's `context_management` (`clear_tool_uses_20250919`) is honoured as the API documents
+ * it (`promptOf`): the scripted model reads the prompt with the old tool results cleared, its
+ * input tokens are counted after clearing, and the answer reports `applied_edits`.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import * as z from 'zod';
+import { type AppliedClearing, clearToolResults } from '../../functions/core/compaction/clearing.js';
+import type { ContextEditing } from '../../functions/core/compaction/types.js';
 import { toolUses } from '../../functions/core/model/messages.js';
 import { type ScriptedTurn, estimateTokens, pieces, runOf, scriptPosition, scriptTurn } from '../../functions/adapters/model/scripted.js';
 import { startLoopbackServer } from './http-server.js';
@@ -38,6 +45,8 @@ export interface MessagesApi {
   url: string;
   /** Request bodies received, in order. */
   requests: WireRequest[];
+  /** What the model read of each request: its body after context editing, in order. */
+  prompts: WireRequest[];
   /** Request headers received, in order. */
   headers: IncomingMessage['headers'][];
   close(): Promise<void>;
@@ -78,6 +87,7 @@ export interface MessagesApiOptions {
 /** Starts the local Messages API on loopback (`port` 0 picks a free one). */
 export async function startMessagesApi(respond: Responder, port = 0, options: MessagesApiOptions = {}): Promise<MessagesApi> {
   const requests: WireRequest[] = [];
+  const prompts: WireRequest[] = [];
   const headers: IncomingMessage['headers'][] = [];
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -102,7 +112,8 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
       send(res, 400, errorBody('invalid_request_error', message));
       return;
     }
-    const reply = await respond(body, requests.length - 1);
+    prompts.push(promptOf(body).prompt);
+    const reply = await respond(prompts.at(-1) ?? body, requests.length - 1);
     if ('drop' in reply) {
       req.socket.destroy();
       return;
@@ -136,11 +147,49 @@ export async function startMessagesApi(respond: Responder, port = 0, options: Me
       if (!res.headersSent) send(res, 500, errorBody('api_error', String(error)));
     });
   }, port);
-  return { url: server.url, requests, headers, close: server.close };
+  return { url: server.url, requests, prompts, headers, close: server.close };
+}
+
+/** The one context edit the stand-ins know, as a request names it. */
+const ClearToolUsesEdit = z.looseObject({
+  type: z.literal('clear_tool_uses_20250919'),
+  trigger: z.object({ type: z.literal('input_tokens'), value: z.number().int().positive() }).optional(),
+  keep: z.object({ type: z.literal('tool_uses'), value: z.number().int().nonnegative() }).optional(),
+  clear_at_least: z.object({ type: z.literal('input_tokens'), value: z.number().int().positive() }).nullish(),
+  exclude_tools: z.array(z.string()).nullish(),
+});
+const ContextManagement = z.object({ edits: z.array(z.unknown()).optional() });
+
+/** The request's tool-clearing edit as settings, with the API's defaults (100K tokens, keep 3). */
+function editOf(request: WireRequest): ContextEditing | undefined {
+  const config = ContextManagement.safeParse(request.context_management);
+  const edit = config.success ? (config.data.edits ?? []).map((e) => ClearToolUsesEdit.safeParse(e)).find((e) => e.success)?.data : undefined;
+  if (!edit) return undefined;
+  return {
+    triggerTokens: edit.trigger?.value ?? 100_000,
+    keepToolUses: edit.keep?.value ?? 3,
+    ...(edit.clear_at_least ? { clearAtLeastTokens: edit.clear_at_least.value } : {}),
+    ...(edit.exclude_tools ? { excludeTools: edit.exclude_tools } : {}),
+  };
+}
+
+/** A request's size in tokens as the stand-ins count it: system prompt, tools and messages (4 characters a token). */
+export function promptTokens(request: WireRequest): number {
+  return estimateTokens(JSON.stringify([request.system, request.tools, request.messages]));
+}
+
+/** What the model reads of `request`: its messages after context editing, and what the editing cleared. */
+export function promptOf(request: WireRequest): { prompt: WireRequest; applied?: AppliedClearing } {
+  const edit = editOf(request);
+  if (!edit) return { prompt: request };
+  const { messages, applied } = clearToolResults(request.messages, edit, promptTokens(request));
+  return applied ? { prompt: { ...request, messages }, applied } : { prompt: request };
 }
 
 /** The Messages API's answer to `request` with a scripted turn (the Bedrock stand-in sends the same body). */
-export function messageBody(request: WireRequest, turn: ScriptedTurn, n: number): Record<string, unknown> {
+export function messageBody(received: WireRequest, turn: ScriptedTurn, n: number): Record<string, unknown> {
+  const { prompt: request, applied } = promptOf(received);
+  const edits = applied ? [{ type: 'clear_tool_uses_20250919', cleared_tool_uses: applied.clearedToolUses, cleared_input_tokens: applied.clearedInputTokens }] : [];
   return {
     id: `msg_local_${n}`,
     type: 'message',
@@ -151,11 +200,12 @@ export function messageBody(request: WireRequest, turn: ScriptedTurn, n: number)
     stop_sequence: null,
     usage: {
       // Like the API: system prompt and tool definitions count as input too.
-      input_tokens: turn.usage?.inputTokens ?? estimateTokens(JSON.stringify([request.system, request.tools, request.messages])),
+      input_tokens: turn.usage?.inputTokens ?? promptTokens(request),
       output_tokens: turn.usage?.outputTokens ?? estimateTokens(JSON.stringify(turn.content)),
       cache_read_input_tokens: turn.usage?.cacheReadInputTokens ?? 0,
       cache_creation_input_tokens: turn.usage?.cacheCreationInputTokens ?? 0,
     },
+    ...(editOf(received) ? { context_management: { applied_edits: edits } } : {}),
   };
 }
 

@@ -22,6 +22,7 @@ import { memoryCore } from '../support/agents.js';
 import { callersReport, measureCallers } from './callers.js';
 import { checksReport, measureChecks } from './checks.js';
 import { consoleReport, measureConsole } from './console.js';
+import { contextEditingReport } from './context-editing.js';
 import { IterationProfile, inferenceStarts, phasesOf, requestKinds } from './iteration.js';
 import { requestsReport } from './requests.js';
 import { measureStartup, startupReport } from './startup.js';
@@ -308,6 +309,8 @@ if (sonnet) {
   console.log(row(['---', '---', '---', '---']));
   console.log(row([Math.round(cache.tokens.total), `$${withCache.toFixed(4)}`, `$${without.toFixed(4)}`, `${((1 - withCache / without) * 100).toFixed(0)}%`]));
 }
+
+console.log(await contextEditingReport());
 
 console.log('\n## Lambda bundles\n');
 console.log(row(['function', 'bundle', 'cold module load (median of 10, minus bare node)']));

@@ -11,6 +11,7 @@
  * dropped connection, an answer that outlasts `timeoutMs`) maps to the same named errors.
  */
 import Anthropic from '@anthropic-ai/sdk';
+import type { ContextEditing } from '../../core/compaction/types.js';
 import { ContentBlock, type Message, StopReason } from '../../core/model/messages.js';
 import { ContextWindowExceeded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelOverloaded, ModelThrottled, ModelUnavailable, type PartialBlock } from '../../core/model/types.js';
 import * as z from 'zod';
@@ -77,6 +78,7 @@ export class AnthropicProvider implements ModelProvider {
     try {
       response = await client.messages.create(toWire(request), {
         ...(request.signal ? { signal: request.signal } : {}),
+        ...betaHeaders(request),
       });
     } catch (error) {
       throw mapError(error);
@@ -103,7 +105,7 @@ export async function streamMessage(
   const signal = request.signal ? AbortSignal.any([request.signal, deadline.signal]) : deadline.signal;
   const progress = new Progress(request.onProgress);
   try {
-    const stream = messages.stream(body, { signal });
+    const stream = messages.stream(body, { signal, ...betaHeaders(request) });
     stream.on('streamEvent', (event) => progress.add(event));
     return await stream.finalMessage();
   } catch (error) {
@@ -150,6 +152,29 @@ class Progress {
   }
 }
 
+/** The beta context editing needs (the Bedrock SDK moves it into the body as `anthropic_beta`). */
+export const contextManagementBeta = 'context-management-2025-06-27';
+
+/** The request's beta header, when it uses a beta feature. */
+export function betaHeaders(request: ModelRequest): { headers?: Record<string, string> } {
+  return request.contextEditing ? { headers: { 'anthropic-beta': contextManagementBeta } } : {};
+}
+
+/** What the API's `context_management.applied_edits` says was cleared. */
+const AppliedEdits = z.object({
+  applied_edits: z.array(z.looseObject({ type: z.string(), cleared_tool_uses: z.number().optional(), cleared_input_tokens: z.number().optional() })),
+});
+
+function clearedOf(response: Anthropic.Message): ModelResponse['cleared'] {
+  const parsed = AppliedEdits.safeParse((response as { context_management?: unknown }).context_management);
+  const edits = parsed.success ? parsed.data.applied_edits.filter((e) => e.type === 'clear_tool_uses_20250919') : [];
+  if (edits.length === 0) return undefined;
+  return {
+    toolUses: edits.reduce((n, e) => n + (e.cleared_tool_uses ?? 0), 0),
+    inputTokens: edits.reduce((n, e) => n + (e.cleared_input_tokens ?? 0), 0),
+  };
+}
+
 /**
  * The provider-neutral answer: content kept verbatim (invariant 12, docs/ARCHITECTURE.md), usage with cache figures.
  * Shared by every provider that speaks the Messages API (Anthropic, Bedrock).
@@ -159,6 +184,7 @@ export function fromWire(response: Anthropic.Message): ModelResponse {
   if (!stopReason.success) {
     throw new ModelRequestInvalid(`The model answered with an unknown stop_reason "${response.stop_reason}".`);
   }
+  const cleared = clearedOf(response);
   return {
     message: { role: 'assistant', content: z.array(ContentBlock).parse(response.content) },
     stopReason: stopReason.data,
@@ -169,6 +195,7 @@ export function fromWire(response: Anthropic.Message): ModelResponse {
       cacheCreationInputTokens: response.usage.cache_creation_input_tokens ?? 0,
     },
     model: response.model,
+    ...(cleared ? { cleared } : {}),
   };
 }
 
@@ -189,10 +216,26 @@ export function toWire(request: ModelRequest): Anthropic.MessageCreateParamsNonS
     system: [{ type: 'text', text: request.system, cache_control: ephemeral }],
     ...(tools.length ? { tools } : {}),
     messages: request.messages.map((m, i) => (i === request.messages.length - 1 ? withBreakpoint(m) : m)),
+    ...(request.contextEditing ? { context_management: contextManagement(request.contextEditing) } : {}),
   };
   // Stored blocks are checked by zod's loose schemas, which keep fields the SDK's narrow param
   // unions do not name (verbatim history, invariant 12 in docs/ARCHITECTURE.md); the API takes them as they came.
   return body as unknown as Anthropic.MessageCreateParamsNonStreaming;
+}
+
+/** The settings as the API's `clear_tool_uses_20250919` edit (sent with the `context-management-2025-06-27` beta). */
+export function contextManagement(editing: ContextEditing): Record<string, unknown> {
+  return {
+    edits: [
+      {
+        type: 'clear_tool_uses_20250919',
+        trigger: { type: 'input_tokens', value: editing.triggerTokens },
+        keep: { type: 'tool_uses', value: editing.keepToolUses },
+        ...(editing.clearAtLeastTokens ? { clear_at_least: { type: 'input_tokens', value: editing.clearAtLeastTokens } } : {}),
+        ...(editing.excludeTools?.length ? { exclude_tools: editing.excludeTools } : {}),
+      },
+    ],
+  };
 }
 
 const cacheable = new Set(['text', 'tool_use', 'tool_result', 'image', 'document']);

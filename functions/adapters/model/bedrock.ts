@@ -13,7 +13,7 @@ import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
 import Anthropic from '@anthropic-ai/sdk';
 import * as z from 'zod';
 import { ContextWindowExceeded, ModelAccessDenied, ModelOverloaded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelThrottled, ModelUnavailable } from '../../core/model/types.js';
-import { fromWire, mapError, streamBudgetMs, streamMessage, toWire } from './anthropic.js';
+import { betaHeaders, fromWire, mapError, streamBudgetMs, streamMessage, toWire } from './anthropic.js';
 
 /** The only `anthropic_version` Bedrock's InvokeModel takes in a Claude Messages body. */
 export const bedrockAnthropicVersion = 'bedrock-2023-05-31';
@@ -70,7 +70,7 @@ export class BedrockProvider implements ModelProvider {
     }
     let response: Anthropic.Message;
     try {
-      response = await this.client.messages.create(body, { ...(request.signal ? { signal: request.signal } : {}) });
+      response = await this.client.messages.create(body, { ...(request.signal ? { signal: request.signal } : {}), ...betaHeaders(request) });
     } catch (error) {
       throw mapBedrockError(error, request.model);
     }

@@ -10,6 +10,7 @@ import { readFileSync } from 'node:fs';
 import * as z from 'zod';
 import { ContentBlock, StopReason, TextBlock, ToolUseBlock, Usage, toolUses } from '../../core/model/messages.js';
 import { named } from '../../core/errors/errors.js';
+import { clearToolResults } from '../../core/compaction/clearing.js';
 import type { ModelProvider, ModelRequest, ModelResponse, PartialBlock } from '../../core/model/types.js';
 import { finalAnswerNudge } from '../../core/output/answer.js';
 import { truncatedTextNote } from '../../core/conversation/next-message.js';
@@ -99,16 +100,21 @@ export class ScriptedModel implements ModelProvider {
     }
     const turn = ScriptedTurn.parse(typeof source === 'function' ? await source(request) : source);
     await generateInPieces(turn, request);
+    // Context editing as the API applies it: the input counted is the prompt after clearing.
+    const { messages: read, applied } = request.contextEditing
+      ? clearToolResults(request.messages, request.contextEditing, estimateTokens(JSON.stringify(request.messages)))
+      : { messages: request.messages, applied: undefined };
     return {
       message: { role: 'assistant', content: structuredClone(turn.content) },
       stopReason: turn.stopReason ?? (toolUses(turn).length > 0 ? 'tool_use' : 'end_turn'),
       usage: {
-        inputTokens: turn.usage?.inputTokens ?? estimateTokens(JSON.stringify(request.messages)),
+        inputTokens: turn.usage?.inputTokens ?? estimateTokens(JSON.stringify(read)),
         outputTokens: turn.usage?.outputTokens ?? estimateTokens(JSON.stringify(turn.content)),
         cacheReadInputTokens: turn.usage?.cacheReadInputTokens ?? 0,
         cacheCreationInputTokens: turn.usage?.cacheCreationInputTokens ?? 0,
       },
       model: request.model,
+      ...(applied ? { cleared: { toolUses: applied.clearedToolUses, inputTokens: applied.clearedInputTokens } } : {}),
     };
   }
 }

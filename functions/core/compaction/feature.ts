@@ -74,6 +74,8 @@ async function compact(call: ModelCall, policy: ContextPolicy): Promise<Conversa
     system: call.request.system,
     tools: call.request.tools,
     messages: summaryRequestMessages(conversation, cut),
+    // Cleared as the step's own requests are, so the summary call reads the prefix they cached.
+    ...(deps.contextEditing ? { contextEditing: deps.contextEditing } : {}),
   });
   const summary = textOf(response.message).trim();
   if (!summary) throw new ModelResponseEmpty('The model returned no summary when asked to compact the conversation.');

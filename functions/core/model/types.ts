@@ -5,6 +5,7 @@
  */
 import * as z from 'zod';
 import { named } from '../errors/errors.js';
+import type { ContextEditing } from '../compaction/types.js';
 import type { ContentBlock, Message, StopReason, Usage } from './messages.js';
 
 /** A tool as the model sees it. */
@@ -33,6 +34,11 @@ export interface ModelRequest {
   tools: ToolSpec[];
   messages: Message[];
   maxTokens: number;
+  /**
+   * Old tool results the provider clears from what the model reads (context editing); the
+   * messages are sent whole, as stored. None when absent.
+   */
+  contextEditing?: ContextEditing;
   signal?: AbortSignal;
   /**
    * Called as the answer is generated, with everything generated so far (never less than the
@@ -48,6 +54,8 @@ export interface ModelResponse {
   usage: Usage;
   /** The model that answered, as the provider reports it. */
   model: string;
+  /** What context editing cleared before the model read the request, when it cleared anything. */
+  cleared?: { toolUses: number; inputTokens: number };
 }
 
 /** Calls a language model once. Implementations map provider failures to the errors below. */

@@ -13,7 +13,7 @@
 import type { AgentDefinitionStore, AgentName, AgentProfile } from '../agents/types.js';
 import type { Approval, ApprovalStore } from '../approvals/types.js';
 import type { BudgetSettings, SpendStore } from '../budgets/types.js';
-import type { ContextPolicy } from '../compaction/types.js';
+import type { ContextEditing, ContextPolicy } from '../compaction/types.js';
 import type { Compaction, Conversation, ConversationStore, StoredMessage, Turn } from '../conversation/types.js';
 import type { LivePolicy, LiveText } from '../live/types.js';
 import type { ModelProvider, ModelRequest, ModelResponse, ModelSettings, ToolSpec } from '../model/types.js';
@@ -166,6 +166,8 @@ export interface InferenceDeps {
   agentStore?: AgentDefinitionStore;
   /** When to compact the conversation; Claude's 200K window by default. */
   context?: ContextPolicy;
+  /** Which old tool results the model is no longer sent (context editing); none when absent. */
+  contextEditing?: ContextEditing;
   /** Which tools need approval in a run, and where a deployment's gate opens a call's request; none when absent. */
   approvals?: Pick<ApprovalStore, 'toolsFor' | 'open'>;
   /** Whether an `egress` call of a run that has taken in untrusted content waits for a reviewer (`approvals/egress.ts`). @default true */

@@ -80,7 +80,8 @@ export async function inferenceStep(input: InferenceInput, deps: InferenceDeps):
     const hook = around[index];
     if (hook) return hook(call, (more) => attempt(index + 1, { ...options, ...more }));
     const { system, tools } = call.request;
-    return deps.model.generate({ model: call.model, maxTokens: call.maxTokens, system, tools, messages: modelMessages(call.conversation), ...options });
+    const editing = deps.contextEditing ? { contextEditing: deps.contextEditing } : {};
+    return deps.model.generate({ model: call.model, maxTokens: call.maxTokens, system, tools, messages: modelMessages(call.conversation), ...editing, ...options });
   };
   const clock = deps.clock ?? (() => new Date());
   const startedAt = clock();
