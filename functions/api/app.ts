@@ -9,6 +9,7 @@
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { answerError } from './errors.js';
 import { type ApiEnv, routes, withCaller } from './middleware.js';
+import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { aguiRoutes } from './routes/agui.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -37,6 +38,7 @@ export function createApi(deps: ApiDeps) {
   app.use('/runs/*', caller);
   app.use('/agui', caller);
   app.use('/agents', caller);
+  app.use('/mcp', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -47,7 +49,9 @@ export function createApi(deps: ApiDeps) {
     .route('/', messageRoutes(deps))
     .route('/', eventRoutes(deps))
     .route('/', aguiRoutes(deps))
-    .route('/', fileRoutes(deps));
+    .route('/', fileRoutes(deps))
+    // MCP's tools call the routes above in-process, as the same caller.
+    .route('/', mcpRoutes(app, deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */

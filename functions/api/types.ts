@@ -10,6 +10,7 @@ import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import type { Workspace } from '../core/workspace/types.js';
 import type { Authenticate } from './callers.js';
 import type { ErrorLog } from './errors.js';
+import type { McpWaitSettings } from './mcp-tools.js';
 import type { StreamDeps } from './stream.js';
 
 export interface ApiDeps extends IntakeDeps, StreamDeps {
@@ -33,4 +34,6 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   log?: ErrorLog;
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
+  /** How long the MCP tool `start_run` with `wait` follows a run (docs/mcp.md). */
+  mcp?: McpWaitSettings;
 }
