@@ -191,6 +191,10 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/agents'],
   [apigw.HttpMethod.GET, '/openapi.json'],
+  // MCP (docs/mcp.md): POST carries its messages; GET and DELETE answer 405 (no sessions), which MCP clients expect rather than a 404.
+  [apigw.HttpMethod.POST, '/mcp'],
+  [apigw.HttpMethod.GET, '/mcp'],
+  [apigw.HttpMethod.DELETE, '/mcp'],
 ];
 
 /**

@@ -10,7 +10,9 @@ describe('FrontDoor', () => {
   it('requires IAM authorization on every route of the HTTP API by default', () => {
     const routes = template.findResources('AWS::ApiGatewayV2::Route');
     expect(Object.values(routes).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey).sort()).toEqual([
+      'DELETE /mcp',
       'GET /agents',
+      'GET /mcp',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
@@ -18,6 +20,7 @@ describe('FrontDoor', () => {
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path+}',
       'GET /runs/{runId}/messages',
+      'POST /mcp',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',

@@ -257,8 +257,10 @@ describe('GET /openapi.json', () => {
     expect(body.openapi).toBe('3.1.0');
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'DELETE /mcp',
       'GET /agents',
       'GET /health',
+      'GET /mcp',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
@@ -268,6 +270,7 @@ describe('GET /openapi.json', () => {
       'GET /runs/{runId}/files/{path}',
       'GET /runs/{runId}/messages',
       'POST /agui',
+      'POST /mcp',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
