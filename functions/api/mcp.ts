@@ -10,7 +10,8 @@ import type { Context } from 'hono';
 import * as z from 'zod';
 import { builtinCatalog } from '../core/intake/request.js';
 import { type ApiEnv, refusal, routes } from './middleware.js';
-import type { RouteCall } from './mcp-tools.js';
+import type * as McpServerModule from './mcp-server.js';
+import { type RouteCall, mcpTools } from './mcp-tools.js';
 import type { ErrorBody } from './schemas.js';
 import type { ApiDeps } from './types.js';
 
@@ -37,7 +38,8 @@ const noSessions = {
 
 /** The `/mcp` routes, their tools calling `app`. */
 export function mcpRoutes(app: InProcessApp, deps: Pick<ApiDeps, 'agents' | 'mcp'>) {
-  const agents = (deps.agents ?? builtinCatalog).summaries();
+  const tools = mcpTools({ agents: (deps.agents ?? builtinCatalog).summaries(), ...(deps.mcp ? { wait: deps.mcp } : {}) });
+  let server: Promise<typeof McpServerModule> | undefined;
   const refused: ErrorBody = { error: { code: 'MethodNotAllowed', message: noSessions[405].description } };
   return routes()
     .openapi(
@@ -62,8 +64,8 @@ export function mcpRoutes(app: InProcessApp, deps: Pick<ApiDeps, 'agents' | 'mcp
         },
       }),
       async (c) => {
-        const { answerMcp } = await import('./mcp-server.js');
-        return answerMcp(c.req.raw, { call: inProcess(app, c), agents, ...(deps.mcp ? { wait: deps.mcp } : {}) });
+        const { answerMcp } = await (server ??= import('./mcp-server.js'));
+        return answerMcp(c.req.raw, tools, inProcess(app, c));
       },
     )
     .openapi(createRoute({ method: 'get', path: '/mcp', summary: 'Not offered (no sessions)', responses: noSessions }), (c) => c.json(refused, 405, { allow: 'POST' }))
