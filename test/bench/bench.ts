@@ -319,3 +319,5 @@ console.log(startupReport(await measureStartup()));
 // process never saw its approval wait (an interaction of the fixtures not yet understood).
 execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./stream.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
 console.log(consoleReport(await measureConsole()));
+// The MCP server's round trips against the HTTP routes, on a fixture of its own (test/bench/mcp.ts).
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./mcp.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
