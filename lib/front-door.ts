@@ -199,6 +199,10 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.GET, '/openapi.json'],
   // The A2A agent card; the JSON-RPC interface it names is on the stream URL (docs/a2a.md).
   [apigw.HttpMethod.GET, '/.well-known/agent-card.json'],
+  // MCP (docs/mcp.md): POST carries its messages; GET and DELETE answer 405 (no sessions), which MCP clients expect rather than a 404.
+  [apigw.HttpMethod.POST, '/mcp'],
+  [apigw.HttpMethod.GET, '/mcp'],
+  [apigw.HttpMethod.DELETE, '/mcp'],
 ];
 
 /**

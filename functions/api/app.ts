@@ -10,6 +10,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import { a2aRoutes } from './a2a/routes.js';
 import { answerError } from './errors.js';
 import { type ApiEnv, routes, withCaller } from './middleware.js';
+import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { aguiRoutes } from './routes/agui.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -42,6 +43,7 @@ export function createApi(deps: ApiDeps) {
   app.use('/a2a', caller);
   app.use('/schedules', caller);
   app.use('/schedules/*', caller);
+  app.use('/mcp', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -54,7 +56,9 @@ export function createApi(deps: ApiDeps) {
     .route('/', aguiRoutes(deps))
     .route('/', fileRoutes(deps))
     .route('/', a2aRoutes(app, deps))
-    .route('/', scheduleRoutes(deps));
+    .route('/', scheduleRoutes(deps))
+    // MCP's tools call the routes above in-process, as the same caller.
+    .route('/', mcpRoutes(app, deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */

@@ -12,6 +12,7 @@ import type { Workspace } from '../core/workspace/types.js';
 import type { A2ASettings } from './a2a/card.js';
 import type { Authenticate } from './callers.js';
 import type { ErrorLog } from './errors.js';
+import type { McpWaitSettings } from './mcp-tools.js';
 import type { StreamDeps } from './stream.js';
 
 export interface ApiDeps extends IntakeDeps, StreamDeps {
@@ -41,4 +42,6 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   scheduleTrigger?: ScheduleTrigger;
   /** The most schedules one caller may have. @default 100 */
   maxSchedulesPerCaller?: number;
+  /** How long the MCP tool `start_run` with `wait` follows a run (docs/mcp.md). */
+  mcp?: McpWaitSettings;
 }

@@ -339,3 +339,6 @@ execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'
 
 // In a process of its own, as the stream's: its stack's scheduler runs on a clock set ahead of the wall clock.
 execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./schedules.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });
+
+// The MCP server's round trips against the HTTP routes, on a fixture of its own (test/bench/mcp.ts).
+execFileSync(process.execPath, [createRequire(import.meta.url).resolve('tsx/cli'), fileURLToPath(new URL('./mcp.ts', import.meta.url))], { stdio: ['ignore', 'inherit', 'ignore'] });

@@ -138,6 +138,8 @@ describe('reviewers', () => {
     expect(routesOf('decide approvals')).toContain('/POST/runs/*/approvals/*');
     expect(routesOf('start, list, read, watch and cancel')).not.toContain('approvals');
     expect(routesOf('start, list, read, watch and cancel')).toContain('/GET/runs');
+    // MCP's decide_approval is checked by the function alone (the approve role), as docs/mcp.md says.
+    expect(routesOf('start, list, read, watch and cancel')).toContain('/POST/mcp');
   });
 
   it('with JWT auth, asks API Gateway for a reviewer scope on the approvals route only, tells the API the tenant claim, and lets only the named principals put a trusted source', () => {

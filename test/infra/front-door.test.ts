@@ -11,7 +11,9 @@ describe('FrontDoor', () => {
     const routes = template.findResources('AWS::ApiGatewayV2::Route');
     expect(Object.values(routes).map((r) => (r as { Properties: { RouteKey: string } }).Properties.RouteKey).sort()).toEqual([
       'GET /.well-known/agent-card.json',
+      'DELETE /mcp',
       'GET /agents',
+      'GET /mcp',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
@@ -19,6 +21,7 @@ describe('FrontDoor', () => {
       'GET /runs/{runId}/files',
       'GET /runs/{runId}/files/{path+}',
       'GET /runs/{runId}/messages',
+      'POST /mcp',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',

@@ -1,9 +1,13 @@
 /**
  * A team's own agents through the local stack (docs/agents.md): definitions from STEPWISE_AGENTS,
  * each run's model requests carrying that agent's instructions and only its tools, and the run
- * recording the agent and version it follows.
+ * recording the agent and version it follows; and the same agents through the MCP server at /mcp,
+ * driven over HTTP by the official SDK client (docs/mcp.md).
  */
-import { describe, expect, it } from 'vitest';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import type { RunView } from '../../functions/api/schemas.js';
 import { refOf, versionOf } from '../../functions/core/definitions/definition.js';
 import type { AgentDefinition } from '../../functions/core/definitions/types.js';
 import { createRun } from '../../functions/core/intake/create.js';
@@ -13,6 +17,7 @@ import { intakeWiring } from '../../functions/wiring/intake.js';
 import { wire } from '../../functions/wiring/wire.js';
 import { say, use } from '../support/agents.js';
 import { useLocalStack } from '../support/local-stack.js';
+import { callTool, connectMcp, textOf } from '../support/mcp-client.js';
 
 const triage: AgentDefinition = {
   name: 'triage',
@@ -45,10 +50,19 @@ const editor: AgentDefinition = {
   tools: [],
 };
 
+// Its own policy asks a reviewer before each write.
+const gatedWriter: AgentDefinition = {
+  name: 'gated-writer',
+  description: 'Writes files, each write approved by a reviewer.',
+  instructions: 'You write the files you are asked for.',
+  tools: ['write_file'],
+  approvals: { tools: ['write_file'] },
+};
+
 const workflows = [{ name: 'debate', description: 'Two researchers at once, then an editor.', steps: [{ parallel: ['researcher-a', 'researcher-b'] }, 'editor'] }];
 
 const local = useLocalStack({
-  STEPWISE_AGENTS: JSON.stringify([triage, writer, researcher('a'), researcher('b'), editor]),
+  STEPWISE_AGENTS: JSON.stringify([triage, writer, researcher('a'), researcher('b'), editor, gatedWriter]),
   STEPWISE_WORKFLOWS: JSON.stringify(workflows),
 });
 
@@ -193,5 +207,74 @@ describe('a team’s own agents', () => {
     expect((await local.get(`/runs/${missing}`)).status).toBe(404);
     const letters = (await local.get('/_local/dead-letters')).body.items as unknown[];
     expect(JSON.stringify(letters)).toContain('unknown agent \\"nobody\\"');
+  });
+});
+
+describe('the agents through the MCP server at /mcp', () => {
+  const clients: Client[] = [];
+  afterAll(() => Promise.all(clients.map((client) => client.close())));
+  const connect = async (token?: string) => {
+    const client = await connectMcp(local.stack.url, token);
+    clients.push(client);
+    return client;
+  };
+
+  /** Reads the run with get_run until it no longer runs. */
+  async function polled(client: Client, runId: string): Promise<RunView> {
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const read = await callTool(client, 'get_run', { runId });
+      const run = read.structuredContent as unknown as RunView;
+      if (read.isError || run.status !== 'running') return run;
+      if (Date.now() > deadline) throw new Error(`Run ${runId} is still running.`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  }
+
+  it("lists a tool per defined agent, runs one, and follows the run to its end with get_run", async () => {
+    const client = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((tool) => tool.name)).toEqual([
+      'start_run',
+      'get_run',
+      'list_runs',
+      'cancel_run',
+      'decide_approval',
+      ...['triage', 'release_notes_writer', 'researcher_a', 'researcher_b', 'editor', 'gated_writer'].map((name) => `run_${name}`),
+    ]);
+    const tag = local.book.add('mcp-triage', { turn: use(['toolu_1', 'calculator', { operation: 'add', a: 1, b: 1 }]) }, { turn: say('question') });
+    const started = await callTool(client, 'run_triage', { goal: `${tag} How do I reset my password?` });
+    const runId = String(started.structuredContent?.runId);
+    expect(textOf(started)).toBe(`Run ${runId} started (status running, phase idle). Follow it with get_run.`);
+    expect(await polled(client, runId)).toMatchObject({ status: 'succeeded', agent: refOf(triage), owner: { principal: 'local' }, result: { response: 'question' } });
+    expect(textOf(await callTool(client, 'get_run', { runId }))).toMatch(new RegExp(`^Run ${runId} is succeeded \\(phase complete.*\\)\\.\\n\\nquestion$`));
+  });
+
+  it("streams progress until a call waits, lets the reviewer decide it, and answers another tenant's reviewer as for a missing run", async () => {
+    const tag = local.book.add('mcp-gated', { turn: use(['toolu_w', 'write_file', { path: 'a.md', content: 'A' }]) }, { turn: say('Written.') });
+    const client = await connect();
+    const progress: string[] = [];
+    const waiting = (await client.callTool({ name: 'start_run', arguments: { goal: `${tag} Write a.md.`, agent: 'gated-writer', wait: true } }, undefined, {
+      onprogress: (p) => progress.push(p.message ?? ''),
+    })) as CallToolResult;
+    const runId = String(waiting.structuredContent?.runId);
+    expect(textOf(waiting)).toContain('Waiting for a reviewer: write_file (toolUseId toolu_w); decide with decide_approval.');
+    expect(progress.at(-1)).toMatch(new RegExp(`^Run ${runId} is running`));
+    await local.waitingOn(runId, 1);
+
+    const bob = await connect(await local.stack.issuer.issue({ sub: 'bob', tenant: 'acme', scopes: ['approve', 'admin'] }));
+    for (const [tool, args] of [
+      ['get_run', { runId }],
+      ['decide_approval', { runId, toolUseId: 'toolu_w', decision: 'approve' }],
+      ['cancel_run', { runId }],
+    ] as const) {
+      const hidden = await callTool(bob, tool, args);
+      expect([hidden.isError, textOf(hidden)]).toEqual([true, `RunNotFound: No run ${runId}.`]);
+    }
+
+    const decided = await callTool(client, 'decide_approval', { runId, toolUseId: 'toolu_w', decision: 'approve' });
+    expect(decided.structuredContent).toMatchObject({ runId, toolUseId: 'toolu_w', decision: 'approve', decidedBy: 'local' });
+    expect(await polled(client, runId)).toMatchObject({ status: 'succeeded', result: { response: 'Written.' }, decisions: [{ toolUseId: 'toolu_w', decision: 'approve' }] });
+    expect((await local.get(`/runs/${runId}/files`)).body.items).toEqual([{ path: 'a.md', size: 1 }]);
   });
 });

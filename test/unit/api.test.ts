@@ -264,10 +264,12 @@ describe('GET /openapi.json', () => {
     expect(body.openapi).toBe('3.1.0');
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'DELETE /mcp',
       'DELETE /schedules/{scheduleId}',
       'GET /.well-known/agent-card.json',
       'GET /agents',
       'GET /health',
+      'GET /mcp',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
@@ -280,6 +282,7 @@ describe('GET /openapi.json', () => {
       'GET /schedules/{scheduleId}',
       'POST /a2a',
       'POST /agui',
+      'POST /mcp',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
