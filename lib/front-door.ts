@@ -190,6 +190,9 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/fork'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/agents'],
+  [apigw.HttpMethod.GET, '/memories'],
+  [apigw.HttpMethod.GET, '/memories/{path+}'],
+  [apigw.HttpMethod.DELETE, '/memories/{path+}'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
 
@@ -287,6 +290,8 @@ export class FrontDoor extends Construct {
     storage.grantConversationCopy(this.apiFunction.function);
     storage.grantRunListing(this.apiFunction.function);
     storage.grantWorkspaces(this.apiFunction.function, 'readWrite');
+    // The caller's memory files: listed, read and deleted, never written (docs/memory.md).
+    storage.grantMemories(this.apiFunction.function, 'readDelete');
     // Decisions: recorded on the approval item, then the waiting agent loop is resumed. Only
     // this function may answer the loop's task tokens.
     storage.grantApprovals(this.apiFunction.function, 'decide');

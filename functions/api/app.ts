@@ -16,6 +16,7 @@ import { eventRoutes } from './routes/events.js';
 import { fileRoutes } from './routes/files.js';
 import { forkRoutes } from './routes/fork.js';
 import { healthRoutes } from './routes/health.js';
+import { memoryRoutes } from './routes/memories.js';
 import { messageRoutes } from './routes/messages.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { runRoutes } from './routes/runs.js';
@@ -37,6 +38,8 @@ export function createApi(deps: ApiDeps) {
   app.use('/runs/*', caller);
   app.use('/agui', caller);
   app.use('/agents', caller);
+  app.use('/memories', caller);
+  app.use('/memories/*', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -47,7 +50,8 @@ export function createApi(deps: ApiDeps) {
     .route('/', messageRoutes(deps))
     .route('/', eventRoutes(deps))
     .route('/', aguiRoutes(deps))
-    .route('/', fileRoutes(deps));
+    .route('/', fileRoutes(deps))
+    .route('/', memoryRoutes(deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */

@@ -8,6 +8,7 @@ import type { IntakeDeps } from '../core/intake/types.js';
 import type { RunStore } from '../core/runs/types.js';
 import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import type { Workspace } from '../core/workspace/types.js';
+import type { MemoryStore } from '../core/memory/types.js';
 import type { Authenticate } from './callers.js';
 import type { ErrorLog } from './errors.js';
 import type { StreamDeps } from './stream.js';
@@ -18,6 +19,8 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  /** Memory scopes by key prefix (`GET|DELETE /memories`); the memory routes fail without it. */
+  memoryFor?(prefix: string): MemoryStore;
   /** Copies a fork's conversation and workspace (`POST /runs/{runId}/fork`). */
   forks: ForkCopies;
   approvals: ApprovalStore;

@@ -37,6 +37,8 @@ import { DynamoRunStore } from '../adapters/dynamo/runs.js';
 import { DynamoSpendStore } from '../adapters/dynamo/spend.js';
 import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
+import { S3MemoryStore } from '../adapters/s3/memory.js';
+import type { MemoryStore } from '../core/memory/types.js';
 
 /** A JSON array in a variable; its items are checked where they are used (`wiring/external.ts`). */
 const jsonList = z
@@ -299,6 +301,8 @@ export interface Wiring {
   settings: ModelSettings;
   context: ContextPolicy;
   workspaceFor(runId: string): Workspace;
+  /** A memory scope by its key prefix (docs/memory.md). */
+  memoryFor(prefix: string): MemoryStore;
   plans: PlanStore;
   limits: ToolLimits;
   idempotency: IdempotencyStore;
@@ -335,6 +339,8 @@ export interface Wiring {
 export interface WireParts {
   model?: ModelProvider | ((env: Env) => ModelProvider);
   workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
+  /** Memory scopes, with credentials narrowed to each (tools). */
+  memories?: (env: Env, s3: S3Client) => (prefix: string) => S3MemoryStore;
   /** The sources of external tools: listing ones (inference) or calling ones (tools). */
   externalTools?: (env: Env) => ToolSource[];
 }
@@ -396,6 +402,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
       compactAt: env.STEPWISE_COMPACT_AT,
     },
     workspaceFor: (parts.workspaces ?? plainWorkspaces)(env, s3),
+    memoryFor: (parts.memories ?? plainMemories)(env, s3),
   };
 }
 
@@ -414,4 +421,9 @@ export function budgetSettings(env: Env): BudgetSettings {
 /** Workspaces on the function's own S3 client: local runs, and functions that only read. */
 export function plainWorkspaces(env: Env, s3: S3Client): (runId: string) => S3Workspace {
   return (runId) => new S3Workspace(s3, env.STEPWISE_BUCKET, runId);
+}
+
+/** Memory scopes on the function's own S3 client: local runs, and the API (whose grant reads and deletes `memories/*`). */
+export function plainMemories(env: Env, s3: S3Client): (prefix: string) => S3MemoryStore {
+  return (prefix) => new S3MemoryStore(s3, env.STEPWISE_BUCKET, prefix);
 }

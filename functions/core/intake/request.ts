@@ -10,6 +10,7 @@ import { approvalPolicy } from '../approvals/policy.js';
 import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { OutputRequest } from '../output/answer.js';
+import { MemorySettings } from '../memory/types.js';
 import { noExternalTools } from '../tools/external/names.js';
 import { defaultMaxIterations, maxGoalChars, type RunRequestRules } from './types.js';
 
@@ -61,6 +62,7 @@ export function runRequestFields({ allowedModels, externalToolNames, agents = bu
     approvals: approvalPolicy(externalToolNames ?? noExternalTools).optional(),
     budget: Budget.optional(),
     output: OutputRequest.optional(),
+    memory: MemorySettings.optional(),
   };
 }
 

@@ -5,18 +5,23 @@
 import type { Run, RunControls, RunStore } from './types.js';
 
 /** What never changes once a run starts, by run id: the agents it follows and its owner; read once per warm function (at most 200 runs). */
-const fixedParts = new WeakMap<Pick<RunStore, 'get'>, Map<string, Pick<Run, 'agents' | 'owner'>>>();
+const fixedParts = new WeakMap<Pick<RunStore, 'get'>, Map<string, Pick<Run, 'agents' | 'owner' | 'memory' | 'sessionId'>>>();
 
-function remember(store: Pick<RunStore, 'get'>, runId: string, run: Pick<Run, 'agents' | 'owner'>): Pick<Run, 'agents' | 'owner'> {
+function remember(store: Pick<RunStore, 'get'>, runId: string, run: Pick<Run, 'agents' | 'owner' | 'memory' | 'sessionId'>): Pick<Run, 'agents' | 'owner' | 'memory' | 'sessionId'> {
   let known = fixedParts.get(store);
   if (!known) fixedParts.set(store, (known = new Map()));
   if (known.size >= 200) known.delete(known.keys().next().value ?? '');
-  const fixed = { ...(run.agents ? { agents: run.agents } : {}), ...(run.owner ? { owner: run.owner } : {}) };
+  const fixed = {
+    ...(run.agents ? { agents: run.agents } : {}),
+    ...(run.owner ? { owner: run.owner } : {}),
+    ...(run.memory ? { memory: run.memory } : {}),
+    ...(run.sessionId !== undefined ? { sessionId: run.sessionId } : {}),
+  };
   known.set(runId, fixed);
   return fixed;
 }
 
-async function fixedOf(runId: string, runs: Pick<RunStore, 'get'>): Promise<Pick<Run, 'agents' | 'owner'>> {
+async function fixedOf(runId: string, runs: Pick<RunStore, 'get'>): Promise<Pick<Run, 'agents' | 'owner' | 'memory' | 'sessionId'>> {
   const known = fixedParts.get(runs)?.get(runId);
   if (known) return known;
   return remember(runs, runId, (await runs.get(runId)) ?? {});
@@ -30,6 +35,12 @@ export async function runAgents(runId: string, runs: Pick<RunStore, 'get'>): Pro
 /** Who started the run (external tools act for this owner); undefined for a run made before runs had owners. */
 export async function runOwner(runId: string, runs: Pick<RunStore, 'get'>): Promise<Run['owner']> {
   return (await fixedOf(runId, runs)).owner;
+}
+
+/** The run's memory, with what names its scope (owner, session); undefined for a run without memory. */
+export async function runMemory(runId: string, runs: Pick<RunStore, 'get'>): Promise<Pick<Run, 'memory' | 'owner' | 'sessionId'> | undefined> {
+  const { memory, owner, sessionId } = await fixedOf(runId, runs);
+  return memory ? { memory, ...(owner ? { owner } : {}), ...(sessionId !== undefined ? { sessionId } : {}) } : undefined;
 }
 
 /** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
@@ -47,7 +58,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
   if (cached) return { controls: cached };
   const run = await deps.runs.get(runId);
   if (!run) return {};
-  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd } = run;
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd, memory, sessionId } = run;
   remember(deps.runs, runId, run);
   const controls = {
     runId,
@@ -59,6 +70,8 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
     ...(estimatedCostUsd !== undefined ? { estimatedCostUsd } : {}),
     ...(agents ? { agents } : {}),
     ...(childCostUsd !== undefined ? { childCostUsd } : {}),
+    ...(memory ? { memory } : {}),
+    ...(sessionId !== undefined ? { sessionId } : {}),
   };
   if (!budget) {
     if (known.size >= 100) known.delete(known.keys().next().value ?? '');

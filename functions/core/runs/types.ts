@@ -9,6 +9,7 @@ import { AgentName, AgentRef } from '../agents/types.js';
 import { Usage } from '../model/messages.js';
 import { named } from '../errors/errors.js';
 import { Plan } from '../plan/types.js';
+import { MemorySettings } from '../memory/types.js';
 
 export const RunMode = z.enum(['single', 'multi']);
 
@@ -96,6 +97,8 @@ export const Run = z.object({
   budget: Budget.optional(),
   /** The JSON Schema the final answer must match (structured output). */
   output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
+  /** The long-term memory its agents use (docs/memory.md): the request's, else its agent definition's. */
+  memory: MemorySettings.optional(),
   status: RunStatus,
   phase: Phase,
   currentAgent: AgentName.optional(),
@@ -145,7 +148,7 @@ export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): Ag
 }
 
 /** What a step needs of its run record besides the conversation (docs/costs.md, "Budgets"; docs/http-api.md, "Structured output"). */
-export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd' | 'spentByDay'>;
+export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd' | 'spentByDay' | 'memory' | 'sessionId'>;
 
 /** What one inference step adds to its run. */
 export interface StepOutcome {
