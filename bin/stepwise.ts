@@ -12,6 +12,7 @@ import type { RunSummary } from '../functions/core/runs/types.js';
 import { ApiError, cliClient, isHttpUrl, localEndpoint, localToken } from './cli/client.js';
 import { describeWaiting, shellWord } from './cli/describe.js';
 import { watch } from './cli/watch.js';
+import { memoriesCommand } from './cli/memories.js';
 
 const program = new Command()
   .name('stepwise')
@@ -299,6 +300,8 @@ program
       return lines.join('\n');
     });
   });
+
+memoriesCommand(program, client, print);
 
 program
   .command('token')
