@@ -1,4 +1,6 @@
+import { GetObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import { describe, expect, it } from 'vitest';
+import { S3MemoryStore } from '../../functions/adapters/s3/memory.js';
 import { toWire } from '../../functions/adapters/model/anthropic.js';
 import { checkMemoryPath } from '../../functions/core/memory/paths.js';
 import { memoryPrefix } from '../../functions/core/memory/scope.js';
@@ -210,5 +212,23 @@ describe('the memory tool on the wire', () => {
   it('is sent to the Messages API as Anthropic\'s tool type, its schema left to the API', () => {
     const body = toWire({ model: 'm', system: 's', tools: [memoryToolSpec], messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], maxTokens: 10 });
     expect(body.tools).toEqual([{ type: 'memory_20250818', name: 'memory', cache_control: { type: 'ephemeral' } }]);
+  });
+});
+
+describe('the memory tool on S3', () => {
+  it('answers a view of a file with one GetObject and a view of /memories with one ListObjectsV2', async () => {
+    const sent: string[] = [];
+    const s3 = {
+      send: async (command: object) => {
+        sent.push(command.constructor.name);
+        if (command instanceof GetObjectCommand) return { ETag: '"1"', Body: { transformToByteArray: async () => new TextEncoder().encode('tea') } };
+        return { Contents: [{ Key: `${prefix}a.md`, Size: 3, LastModified: new Date(0) }], IsTruncated: false };
+      },
+    } as unknown as S3Client;
+    const prefix = memoryPrefix('owner', { principal: 'alice' });
+    const ctx = { runId: 'r1', workspace: new MemoryWorkspace(), limits: defaultToolLimits, memory: { scope: 'owner' as const, store: new S3MemoryStore(s3, 'bucket', prefix), limits: defaultMemoryLimits } };
+    await registry.execute({ type: 'tool_use', id: 'toolu_f', name: 'memory', input: { command: 'view', path: '/memories/a.md' } }, ctx);
+    await registry.execute({ type: 'tool_use', id: 'toolu_d', name: 'memory', input: { command: 'view', path: '/memories' } }, ctx);
+    expect(sent).toEqual(['GetObjectCommand', 'ListObjectsV2Command']);
   });
 });
