@@ -257,8 +257,11 @@ describe('GET /openapi.json', () => {
     expect(body.openapi).toBe('3.1.0');
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
+      'DELETE /memories/{path}',
       'GET /agents',
       'GET /health',
+      'GET /memories',
+      'GET /memories/{path}',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
