@@ -1,5 +1,5 @@
 /** `stepwise memories [list|show|delete]`: the caller's long-term memory files (docs/memory.md). */
-import { type Command, Option } from 'commander';
+import type { Command } from 'commander';
 import type { ApiClient } from '../../functions/api/client.js';
 
 type Print = (value: unknown, human: () => string) => void;
@@ -9,7 +9,8 @@ interface ScopeOptions {
   session?: string;
 }
 
-const scopeOption = () => new Option('--scope <scope>', 'whose memory: owner (yours), tenant (your tenant\'s; reviewers and admins), session').choices(['owner', 'tenant', 'session']).default('owner');
+/** Made by the program itself, so this file adds no import of commander to the bundle. */
+const scopeOption = (program: Command) => program.createOption('--scope <scope>', 'whose memory: owner (yours), tenant (your tenant\'s; reviewers and admins), session').choices(['owner', 'tenant', 'session']).default('owner');
 
 function queryOf(opts: ScopeOptions): { scope: ScopeOptions['scope']; sessionId?: string } {
   return { scope: opts.scope, ...(opts.session ? { sessionId: opts.session } : {}) };
@@ -21,7 +22,7 @@ export function memoriesCommand(program: Command, client: () => ApiClient, print
   memories
     .command('list', { isDefault: true })
     .description('the memory files of a scope, with sizes and when each was written')
-    .addOption(scopeOption())
+    .addOption(scopeOption(program))
     .option('--session <sessionId>', 'the session, for --scope session')
     .action(async (opts: ScopeOptions) => {
       const page = await client().memories(queryOf(opts));
@@ -31,7 +32,7 @@ export function memoriesCommand(program: Command, client: () => ApiClient, print
     .command('show')
     .description('print one memory file')
     .argument('<path>', 'the file, such as /memories/notes.md')
-    .addOption(scopeOption())
+    .addOption(scopeOption(program))
     .option('--session <sessionId>', 'the session, for --scope session')
     .action(async (path: string, opts: ScopeOptions) => {
       process.stdout.write(await client().memory(path, queryOf(opts)));
@@ -40,7 +41,7 @@ export function memoriesCommand(program: Command, client: () => ApiClient, print
     .command('delete')
     .description('delete one memory file')
     .argument('<path>', 'the file, such as /memories/notes.md')
-    .addOption(scopeOption())
+    .addOption(scopeOption(program))
     .option('--session <sessionId>', 'the session, for --scope session')
     .action(async (path: string, opts: ScopeOptions) => {
       await client().deleteMemory(path, queryOf(opts));

@@ -428,6 +428,7 @@ describe('the stepwise command', () => {
     expect(Object.keys(meta.inputs).sort()).toEqual([
       'bin/cli/client.ts',
       'bin/cli/describe.ts',
+      'bin/cli/memories.ts',
       'bin/cli/watch.ts',
       'bin/stepwise.ts',
       'functions/api/client.ts',
