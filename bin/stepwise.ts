@@ -13,6 +13,7 @@ import { ApiError, cliClient, isHttpUrl, localEndpoint, localToken } from './cli
 import { describeWaiting, shellWord } from './cli/describe.js';
 import { scheduleCommands } from './cli/schedules.js';
 import { watch } from './cli/watch.js';
+import { memoriesCommand } from './cli/memories.js';
 
 const program = new Command()
   .name('stepwise')
@@ -300,6 +301,8 @@ program
       return lines.join('\n');
     });
   });
+
+memoriesCommand(program, client, print);
 
 program
   .command('eval')

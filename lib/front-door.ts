@@ -196,6 +196,9 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.DELETE, '/schedules/{scheduleId}'],
   [apigw.HttpMethod.POST, '/schedules/{scheduleId}/pause'],
   [apigw.HttpMethod.POST, '/schedules/{scheduleId}/resume'],
+  [apigw.HttpMethod.GET, '/memories'],
+  [apigw.HttpMethod.GET, '/memories/{path+}'],
+  [apigw.HttpMethod.DELETE, '/memories/{path+}'],
   [apigw.HttpMethod.GET, '/openapi.json'],
   // The A2A agent card; the JSON-RPC interface it names is on the stream URL (docs/a2a.md).
   [apigw.HttpMethod.GET, '/.well-known/agent-card.json'],
@@ -300,6 +303,8 @@ export class FrontDoor extends Construct {
     storage.grantConversationCopy(this.apiFunction.function);
     storage.grantRunListing(this.apiFunction.function);
     storage.grantWorkspaces(this.apiFunction.function, 'readWrite');
+    // The caller's memory files: listed, read and deleted, never written (docs/memory.md).
+    storage.grantMemories(this.apiFunction.function, 'readDelete');
     // Decisions: recorded on the approval item, then the waiting agent loop is resumed. Only
     // this function may answer the loop's task tokens.
     storage.grantApprovals(this.apiFunction.function, 'decide');

@@ -168,10 +168,12 @@ export class StepwiseAgents extends Construct {
     this.tool = new StepwiseFunction(this, 'Tool', { handler: 'tool', timeout: Duration.minutes(2), environment: shared, sendsSpans: true });
     this.workspaceRole = new iam.Role(this, 'WorkspaceRole', {
       assumedBy: new iam.ArnPrincipal(this.tool.role.roleArn),
-      description: 'Assumed by the tool function for one run at a time, narrowed by a session policy to workspaces/<runId>/.',
+      description: 'Assumed by the tool function per run or memory scope, narrowed by a session policy to workspaces/<runId>/ or memories/<scope>/<key>/.',
       maxSessionDuration: Duration.hours(1),
     });
     this.storage.grantWorkspaces(this.workspaceRole, 'readWrite');
+    // Memory scopes (docs/memory.md), through the same role and a session policy per scope.
+    this.storage.grantMemories(this.workspaceRole, 'readWriteDelete');
     this.workspaceRole.grantAssumeRole(this.tool.role);
     this.tool.function.addEnvironment('STEPWISE_WORKSPACE_ROLE_ARN', this.workspaceRole.roleArn);
     this.storage.grantConversationMemory(this.tool.function);

@@ -317,6 +317,20 @@ export class Storage extends Construct {
   }
 
   /**
+   * Memory files (docs/memory.md): only keys under `memories/`. `readDelete` for the API's routes;
+   * `readWriteDelete` for the role tools assume, each call narrowed to one scope by a session policy.
+   */
+  grantMemories(grantee: iam.IGrantable, access: 'readDelete' | 'readWriteDelete'): void {
+    this.grantObjects(grantee, 'memories/*', access === 'readDelete' ? ['s3:GetObject', 's3:DeleteObject'] : ['s3:GetObject', 's3:PutObject', 's3:DeleteObject']);
+    iam.Grant.addToPrincipal({
+      grantee,
+      actions: ['s3:ListBucket'],
+      resourceArns: [this.bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': ['memories/*'] } },
+    });
+  }
+
+  /**
    * The use of the table's customer managed key, if it has one: `read` or `write`. Every item grant
    * below adds it; the orchestrator's direct DynamoDB calls need it too.
    */

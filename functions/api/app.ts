@@ -18,6 +18,7 @@ import { eventRoutes } from './routes/events.js';
 import { fileRoutes } from './routes/files.js';
 import { forkRoutes } from './routes/fork.js';
 import { healthRoutes } from './routes/health.js';
+import { memoryRoutes } from './routes/memories.js';
 import { messageRoutes } from './routes/messages.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { runRoutes } from './routes/runs.js';
@@ -44,6 +45,8 @@ export function createApi(deps: ApiDeps) {
   app.use('/schedules', caller);
   app.use('/schedules/*', caller);
   app.use('/mcp', caller);
+  app.use('/memories', caller);
+  app.use('/memories/*', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -57,6 +60,7 @@ export function createApi(deps: ApiDeps) {
     .route('/', fileRoutes(deps))
     .route('/', a2aRoutes(app, deps))
     .route('/', scheduleRoutes(deps))
+    .route('/', memoryRoutes(deps))
     // MCP's tools call the routes above in-process, as the same caller.
     .route('/', mcpRoutes(app, deps));
 }

@@ -142,6 +142,15 @@ export function apiClient(options: ApiClientOptions) {
       ),
     /** `GET /runs/{runId}/events/page`: the run's events after `after`, as far as they are stored (the stream's events and ids). */
     eventsPage: async (runId: string, after?: string) => parseResponse(one.events.page.$get({ param: run(runId), query: after ? { after } : {} })),
+    /** `GET /memories`: the caller's memory files of a scope. */
+    memories: async (query: InferRequestType<typeof api.memories.$get>['query'] = {}) => parseResponse(api.memories.$get({ query })),
+    /** `GET /memories/{path}`: one memory file's text. */
+    memory: async (path: string, query: InferRequestType<typeof api.memories.$get>['query'] = {}) =>
+      (await api.memories[':path{.+}'].$get({ param: { path: memoryParam(path) }, query })).text(),
+    /** `DELETE /memories/{path}`: deletes one memory file. */
+    deleteMemory: async (path: string, query: InferRequestType<typeof api.memories.$get>['query'] = {}) => {
+      await api.memories[':path{.+}'].$delete({ param: { path: memoryParam(path) }, query }, { headers: { 'content-type': 'application/json' } });
+    },
     /** `GET /agents`: the deployment's agents and workflows, each with its version. */
     agents: async () => parseResponse(api.agents.$get()),
     /** `POST /schedules`: a schedule that starts a run on a cron or rate expression (docs/schedules.md). */
@@ -174,3 +183,8 @@ export function routesClient<App extends Hono<ApiEnv, Schema, '/'>>(options: Api
 }
 
 export { parseResponse };
+
+/** A memory path as the route takes it: under /memories (`/memories/notes.md` and `notes.md` name one file), each segment encoded. */
+function memoryParam(path: string): string {
+  return path.replace(/^\/?memories\//, '').split('/').map(encodeURIComponent).join('/');
+}

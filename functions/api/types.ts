@@ -10,6 +10,7 @@ import type { ScheduleTrigger } from '../core/schedules/types.js';
 import type { ToolCatalogStore } from '../core/tools/external/types.js';
 import type { Workspace } from '../core/workspace/types.js';
 import type { A2ASettings } from './a2a/card.js';
+import type { MemoryStore } from '../core/memory/types.js';
 import type { Authenticate } from './callers.js';
 import type { ErrorLog } from './errors.js';
 import type { McpWaitSettings } from './mcp-tools.js';
@@ -21,6 +22,8 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   runs: RunStore;
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  /** Memory scopes by key prefix (`GET|DELETE /memories`); the memory routes fail without it. */
+  memoryFor?(prefix: string): MemoryStore;
   /** Copies a fork's conversation and workspace (`POST /runs/{runId}/fork`). */
   forks: ForkCopies;
   approvals: ApprovalStore;

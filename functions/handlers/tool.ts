@@ -1,6 +1,7 @@
 /** Lambda: one tool call of an agent loop. */
 import { callingSources } from '../wiring/external.js';
 import { toolNames } from '../core/tools/builtin/builtin.js';
+import { memoryToolName } from '../core/memory/tool.js';
 import { metricNames, otherTool } from '../core/telemetry/metrics.js';
 import { mcpSeparator } from '../core/tools/external/types.js';
 import { mcpServerOf } from '../core/tools/external/names.js';
@@ -8,12 +9,12 @@ import { ToolInput, type ToolStepResult } from '../core/steps/types.js';
 import { toolStep } from '../core/steps/tool.js';
 import { childFailed } from '../core/children/children.js';
 import { count, dimensions, instrumented, logger, stepKeys } from '../adapters/aws/telemetry.js';
-import { scopedWorkspaces } from '../wiring/workspaces.js';
+import { scopedMemories, scopedWorkspaces } from '../wiring/workspaces.js';
 import { externalConfig, wire } from '../wiring/wire.js';
 import { otlpTraces } from '../wiring/tracer.js';
 import { parseEvent } from '../core/steps/input.js';
 
-const wiring = wire(process.env, { workspaces: scopedWorkspaces, externalTools: callingSources, traces: otlpTraces });
+const wiring = wire(process.env, { workspaces: scopedWorkspaces, memories: scopedMemories, externalTools: callingSources, traces: otlpTraces });
 const { mcpServers, lambdaTools } = externalConfig(wiring.env);
 const lambdaToolNames = new Set(lambdaTools.map((tool) => tool.name));
 const serverNames = new Set(mcpServers.map((server) => server.name));
@@ -25,7 +26,7 @@ const serverNames = new Set(mcpServers.map((server) => server.name));
  */
 function toolDimension(name: string | undefined): string {
   if (name === undefined) return otherTool;
-  if (toolNames.includes(name) || lambdaToolNames.has(name)) return name;
+  if (toolNames.includes(name) || name === memoryToolName || lambdaToolNames.has(name)) return name;
   const server = mcpServerOf(name);
   return server !== undefined && serverNames.has(server) ? `${server}${mcpSeparator}*` : otherTool;
 }

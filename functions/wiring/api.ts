@@ -18,6 +18,7 @@ export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiD
     access: { separateReviewer: wiring.env.STEPWISE_SEPARATE_REVIEWER },
     conversations: wiring.conversations,
     workspaceFor: wiring.workspaceFor,
+    memoryFor: wiring.memoryFor,
     forks: wiring.forks,
     fileLinks: presignedLinks(awsClients(wiring.env).s3, wiring.env.STEPWISE_BUCKET),
     approvals: wiring.approvals,

@@ -41,6 +41,8 @@ import { DynamoToolCatalogStore } from '../adapters/dynamo/tool-catalog.js';
 import { S3Workspace, copyWorkspaceFiles } from '../adapters/s3/workspace.js';
 import { noTracer, type TraceSettings } from '../core/traces/types.js';
 import { otlpSettings, providerName } from './traces.js';
+import { S3MemoryStore } from '../adapters/s3/memory.js';
+import type { MemoryStore } from '../core/memory/types.js';
 
 /** A JSON array in a variable; its items are checked where they are used (`wiring/external.ts`). */
 const jsonList = z
@@ -323,6 +325,8 @@ export interface Wiring {
   /** Which old tool results the model is no longer sent; absent when turned off. */
   contextEditing?: ContextEditing;
   workspaceFor(runId: string): Workspace;
+  /** A memory scope by its key prefix (docs/memory.md). */
+  memoryFor(prefix: string): MemoryStore;
   plans: PlanStore;
   limits: ToolLimits;
   idempotency: IdempotencyStore;
@@ -365,6 +369,8 @@ export interface Wiring {
 export interface WireParts {
   model?: ModelProvider | ((env: Env) => ModelProvider);
   workspaces?: (env: Env, s3: S3Client) => (runId: string) => S3Workspace;
+  /** Memory scopes, with credentials narrowed to each (tools). */
+  memories?: (env: Env, s3: S3Client) => (prefix: string) => S3MemoryStore;
   /** The sources of external tools: listing ones (inference) or calling ones (tools). */
   externalTools?: (env: Env) => ToolSource[];
   /** The tracer of a function that sends spans (`wiring/tracer.ts`); the others bundle no OpenTelemetry SDK. */
@@ -432,6 +438,7 @@ export function wire(source: Record<string, string | undefined>, parts: WirePart
     },
     ...(env.STEPWISE_CONTEXT_EDITING === 'on' ? { contextEditing: contextEditingOf(env) } : {}),
     workspaceFor: (parts.workspaces ?? plainWorkspaces)(env, s3),
+    memoryFor: (parts.memories ?? plainMemories)(env, s3),
   };
 }
 
@@ -465,4 +472,9 @@ export function contextEditingOf(env: Env): ContextEditing {
     clearAtLeastTokens: env.STEPWISE_CLEAR_AT_LEAST_TOKENS ?? Math.round(window * ((defaultContextEditing.clearAtLeastTokens ?? 0) / defaultContextPolicy.windowTokens)),
     ...(exclude.length ? { excludeTools: exclude } : {}),
   };
+}
+
+/** Memory scopes on the function's own S3 client: local runs, and the API (whose grant reads and deletes `memories/*`). */
+export function plainMemories(env: Env, s3: S3Client): (prefix: string) => S3MemoryStore {
+  return (prefix) => new S3MemoryStore(s3, env.STEPWISE_BUCKET, prefix);
 }

@@ -8,7 +8,7 @@ const server = new S3rver({ address: '127.0.0.1', port: Number(port), silent: tr
 
 // What S3 does and s3rver 3.7 does not: keys over 1,024 bytes are refused (KeyTooLongError), and
 // a PutObject with If-Match writes only over that ETag (412 PreconditionFailed, 404 NoSuchKey when
-// the object is gone). Requests for one object are served one at a time, from the first byte in to
+// the object is gone), one with If-None-Match: * only where there is none. Requests for one object are served one at a time, from the first byte in to
 // the last byte out, so the check and the write are atomic and no read sees half a write. And a
 // CopyObject's source (x-amz-copy-source) is URL-decoded whole, as S3 does: s3rver decodes it with
 // decodeURI, which leaves `%2B`, `%23`, `%3F`… encoded, so it is handed the form decodeURI undoes.
@@ -46,6 +46,11 @@ server.middleware.unshift(async (ctx, next) => {
   });
   await before;
   const ifMatch = ctx.get('if-match');
+  // A PutObject with `If-None-Match: *` writes only where no object is (412 when one is), as S3 does.
+  if (ctx.method === 'PUT' && ctx.get('if-none-match') === '*' && !ctx.get('x-amz-copy-source')) {
+    const existing = await server.store.getMetadata(bucket, key).catch(() => undefined);
+    if (existing) return refuse(ctx, 412, 'PreconditionFailed', 'At least one of the pre-conditions you specified did not hold');
+  }
   const subresource = ['uploadId', 'partNumber', 'tagging', 'acl'].some((name) => name in ctx.query);
   if (ctx.method === 'PUT' && ifMatch && !subresource && !ctx.get('x-amz-copy-source')) {
     const current = await server.store.getMetadata(bucket, key).catch((error) => {

@@ -15,12 +15,12 @@ const familyOf = (prefix: string) => Object.entries(itemFamilies).find(([, p]) =
 const meant: Record<string, { items?: string[]; objects?: string[] }> = {
   InferenceRole: { items: ['conversations', 'runs', 'live', 'agents', 'spend'], objects: ['conversations/', 'runs/'] },
   ToolRole: { items: ['conversations', 'runs', 'agents'], objects: ['conversations/'] },
-  WorkspaceRole: { objects: ['workspaces/'] },
+  WorkspaceRole: { objects: ['workspaces/', 'memories/'] },
   ApprovalRole: { items: ['conversations', 'runs'], objects: ['conversations/'] },
   OrchestratorStateMachineRole: { items: ['runs'] },
   FrontDoorApiRole: {
     items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend', 'schedules'],
-    objects: ['runs/', 'conversations/', 'workspaces/'],
+    objects: ['runs/', 'conversations/', 'workspaces/', 'memories/'],
   },
   FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'spend', 'schedules'], objects: ['runs/'] },
   // The stream function starts runs for POST /agui (a running-runs slot) and holds a slot per open stream.

@@ -95,6 +95,17 @@ const multiProgress = [
 const plan = { goal: 'Notes', steps: [{ description: 'Write notes.md', action: 'create_file', parameters: { path: 'notes.md' } }] };
 
 describe('the stepwise CLI', () => {
+  it('lists and deletes the caller\'s memory files', async () => {
+    const tag = local.book.add('cli-memory', { turn: use(['toolu_m', 'memory', { command: 'create', path: '/memories/cli.md', file_text: 'hello' }]) }, { turn: say('Saved.') });
+    const started = await local.request('POST', '/runs', { body: { goal: `${tag} Remember.`, mode: 'single', memory: { scope: 'owner' } } });
+    expect((await local.waitFor(String(started.body.runId))).status).toBe('succeeded');
+    const listed = await cli('memories', 'list');
+    expect([listed.code, listed.stdout]).toEqual([0, expect.stringMatching(/^\/memories\/cli\.md\t5\t\d{4}-\d\d-\d\dT/)]);
+    const deleted = await cli('memories', 'delete', 'cli.md');
+    expect([deleted.code, deleted.stdout]).toEqual([0, 'deleted cli.md\n']);
+    expect((await local.request('GET', '/memories')).body).toEqual({ items: [] });
+  });
+
   it('follows a multi-agent run through its phases and tool calls, then shows the result and files', async () => {
     const tag = local.book.add(
       'cli-multi',
@@ -481,6 +492,7 @@ describe('the stepwise command', () => {
     expect(startup.flatMap((path) => Object.keys(output(path).inputs)).sort()).toEqual([
       'bin/cli/client.ts',
       'bin/cli/describe.ts',
+      'bin/cli/memories.ts',
       'bin/cli/watch.ts',
       'bin/stepwise.ts',
       'functions/api/client.ts',

@@ -163,3 +163,71 @@ describe('the local server\'s front check (DNS rebinding, cross-site forms)', ()
     expect((await rawRequest('POST', '/runs/no-such-run/cancel', { host, 'content-type': 'application/json' }, '{}')).status).toBe(404);
   });
 });
+
+describe('long-term memory, with the local issuer\'s tokens', () => {
+  /** Starts a one-agent run with owner memory as the token's caller and waits for its end. */
+  async function memoryRun(tag: string, token: string, memory: { scope: string } = { scope: 'owner' }): Promise<void> {
+    const started = await local.request('POST', '/runs', { token, body: { goal: `${tag} Remember.`, mode: 'single', memory } });
+    expect(started.status).toBe(202);
+    const ended = await finished(String(started.body.runId), token);
+    expect({ status: ended.status, error: ended.error }).toEqual({ status: 'succeeded', error: undefined });
+  }
+  /** The tool results the model read on its second call of a script (by the name it was added with). */
+  const resultsOf = (name: string) => JSON.stringify(local.book.requests.get(name)?.[1]?.messages.at(-1));
+
+  it("keeps an owner's memory for the owner's later runs and routes, and from everyone else", async () => {
+    const [alice, aliceElsewhere, bob, rita] = await Promise.all([token('alice', 'acme'), token('alice', 'globex'), token('bob', 'acme'), token('rita', 'acme', ['approve'])]);
+    const write = local.book.add(
+      'memory-write',
+      {
+        turn: use(
+          ['toolu_m1', 'memory', { command: 'create', path: '/memories/prefs.md', file_text: 'Alice takes her tea black.' }],
+          ['toolu_m2', 'memory', { command: 'create', path: '/memories/../workspaces/x.md', file_text: 'escape' }],
+          ['toolu_m3', 'memory', { command: 'create', path: '/memories/big.md', file_text: 'x'.repeat(100 * 1024 + 1) }],
+        ),
+      },
+      { turn: say('Noted.') },
+    );
+    await memoryRun(write, alice);
+    const written = resultsOf('memory-write');
+    expect(written).toContain('File created successfully at: /memories/prefs.md');
+    expect(written).toContain('contains \\"..\\": memory paths must stay inside /memories');
+    expect(written).toContain('over the 102400-byte limit of a memory file');
+
+    const view = { turn: use(['toolu_v', 'memory', { command: 'view', path: '/memories/prefs.md' }]) };
+    const later = local.book.add('memory-later', view, { turn: say('Black tea.') });
+    await memoryRun(later, alice);
+    // What memory holds reaches the model marked as untrusted data.
+    expect(resultsOf('memory-later')).toMatch(/<untrusted-data-[0-9a-f]+ source=\\"memory\\">\\n.*Alice takes her tea black\./);
+    for (const [who, stranger] of [['bob', bob], ['globex', aliceElsewhere]] as const) {
+      const tag = local.book.add(`memory-${who}`, view, { turn: say('Nothing.') });
+      await memoryRun(tag, stranger);
+      expect(resultsOf(`memory-${who}`)).toContain('The path /memories/prefs.md does not exist');
+      expect(resultsOf(`memory-${who}`)).not.toContain('tea');
+    }
+
+    const listed = await local.request('GET', '/memories', { token: alice });
+    expect(listed).toEqual({ status: 200, body: { items: [{ path: '/memories/prefs.md', size: 26, updatedAt: expect.any(String) }] } });
+    const text = await fetch(`${local.stack.url}/memories/prefs.md`, { headers: { authorization: `Bearer ${alice}` } });
+    expect(await text.text()).toBe('Alice takes her tea black.');
+    expect((await local.request('GET', '/memories', { token: bob })).body).toEqual({ items: [] });
+    for (const [stranger, query] of [[bob, ''], [aliceElsewhere, ''], [alice, '?scope=tenant']] as const) {
+      const res = await local.request('GET', `/memories/prefs.md${query}`, { token: stranger });
+      expect({ status: res.status, code: (res.body.error as { code: string }).code }).toEqual({ status: 404, code: 'MemoryNotFound' });
+      expect((await local.request('DELETE', `/memories/prefs.md${query}`, { token: stranger })).status).toBe(404);
+    }
+    // A reviewer of the tenant sees the tenant's memory (empty here), never alice's own.
+    expect(await local.request('GET', '/memories?scope=tenant', { token: rita })).toEqual({ status: 200, body: { items: [] } });
+    expect((await local.request('DELETE', '/memories/prefs.md', { token: alice })).status).toBe(204);
+    expect((await local.request('GET', '/memories', { token: alice })).body).toEqual({ items: [] });
+  });
+
+  it('refuses a tenant memory for a caller without a tenant, and a session memory without a session, naming memory.scope', async () => {
+    const noTenant = await local.stack.issuer.issue({ sub: 'carol' });
+    for (const [memory, needs] of [[{ scope: 'tenant' }, 'tenant'], [{ scope: 'session' }, 'sessionId']] as const) {
+      const res = await local.request('POST', '/runs', { token: noTenant, body: { goal: 'Hi.', mode: 'single', memory } });
+      expect(res.status).toBe(400);
+      expect((res.body.error as { issues: { path: string; message: string }[] }).issues).toEqual([{ path: 'memory.scope', message: expect.stringContaining(needs) }]);
+    }
+  });
+});

@@ -12,6 +12,10 @@ import { ScriptedModel } from '../../functions/adapters/model/scripted.js';
 import { newRun } from '../support/memory.js';
 import { useLocalAws } from '../support/local-aws.js';
 import { use } from '../support/agents.js';
+import { S3MemoryStore } from '../../functions/adapters/s3/memory.js';
+import { memoryPrefix } from '../../functions/core/memory/scope.js';
+import { memoryTool } from '../../functions/core/memory/tool.js';
+import { defaultMemoryLimits } from '../../functions/core/memory/types.js';
 
 const aws = useLocalAws();
 const bytes = (text: string) => new TextEncoder().encode(text);
@@ -177,5 +181,22 @@ describe('edit_file on S3', () => {
     const again = await registry.execute(call, ctx);
     expect(again).toEqual(first);
     expect(new TextDecoder().decode(await ws.read('n.txt'))).toBe('xx');
+  });
+});
+
+describe('a memory scope on S3', () => {
+  it('keeps both of two concurrent str_replace edits of one file, and creates with If-None-Match only where no file is', async () => {
+    const { s3 } = awsClients(readEnv(aws.env));
+    const store = new S3MemoryStore(s3, aws.emulators.bucket, memoryPrefix('owner', { principal: 'alice', tenant: 'acme' }));
+    await store.write('todo.md', bytes('a: todo\nb: todo'));
+    const registry = new ToolRegistry([memoryTool]);
+    const ctx = { runId: 'mem-race', workspace: workspace('mem-race'), limits: defaultToolLimits, memory: { scope: 'owner' as const, store, limits: defaultMemoryLimits } };
+    const edits = ['a', 'b'].map((line) =>
+      registry.execute({ type: 'tool_use', id: `toolu_${line}`, name: 'memory', input: { command: 'str_replace', path: '/memories/todo.md', old_str: `${line}: todo`, new_str: `${line}: done` } }, ctx),
+    );
+    expect((await Promise.all(edits)).filter((r) => r.is_error)).toEqual([]);
+    expect(new TextDecoder().decode((await store.read('todo.md'))?.bytes)).toBe('a: done\nb: done');
+    await expect(store.write('todo.md', bytes('over'), { ifAbsent: true })).rejects.toThrow(WriteConflict);
+    expect((await store.list(10)).entries.map((e) => e.path)).toEqual(['todo.md']);
   });
 });

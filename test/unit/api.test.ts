@@ -265,11 +265,14 @@ describe('GET /openapi.json', () => {
     const paths = body.paths as Record<string, Record<string, unknown>>;
     expect(Object.entries(paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)).sort()).toEqual([
       'DELETE /mcp',
+      'DELETE /memories/{path}',
       'DELETE /schedules/{scheduleId}',
       'GET /.well-known/agent-card.json',
       'GET /agents',
       'GET /health',
       'GET /mcp',
+      'GET /memories',
+      'GET /memories/{path}',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',

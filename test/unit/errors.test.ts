@@ -12,6 +12,7 @@ import * as errors from '../../functions/core/errors/errors.js';
 import { errorTable, transientErrorNames } from '../../functions/core/errors/table.js';
 import * as events from '../../functions/core/runs/events.js';
 import * as fork from '../../functions/core/fork/types.js';
+import * as memory from '../../functions/core/memory/types.js';
 import * as intake from '../../functions/core/intake/types.js';
 import * as loop from '../../functions/core/steps/types.js';
 import * as model from '../../functions/core/model/types.js';
@@ -22,7 +23,7 @@ import * as stream from '../../functions/core/stream/types.js';
 import * as external from '../../functions/core/tools/external/types.js';
 import * as workspace from '../../functions/core/workspace/types.js';
 
-const modules = [agents, approvals, budgets, callers, errors, fork, intake, loop, model, runs, schedules, stepInput, stream, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
+const modules = [agents, approvals, budgets, callers, errors, fork, memory, intake, loop, model, runs, schedules, stepInput, stream, external, workspace, awsErrors, awsIntake, scripted, apiCallers, apiErrors];
 
 /** Every concrete class of the family the modules export, one instance each. */
 function family(): errors.StepwiseError[] {
@@ -55,10 +56,12 @@ describe('the error family', () => {
       { name: 'InvalidEditedInput', code: 'ValidationFailed', status: 400, transient: false },
       { name: 'InvalidFork', code: 'ValidationFailed', status: 400, transient: false },
       { name: 'InvalidJson', code: 'InvalidJson', status: 400, transient: false },
+      { name: 'InvalidMemory', code: 'ValidationFailed', status: 400, transient: false },
       { name: 'InvalidPath', code: 'InvalidPath', status: 400, transient: false },
       { name: 'InvalidStepInput', code: 'InvalidStepInput', status: 500, transient: false },
       { name: 'IssuerUnavailable', code: 'IssuerUnavailable', status: 500, transient: false },
       { name: 'MaxIterationsExceeded', code: 'MaxIterationsExceeded', status: 500, transient: false },
+      { name: 'MemoryNotFound', code: 'MemoryNotFound', status: 404, transient: false },
       { name: 'ModelAccessDenied', code: 'ModelAccessDenied', status: 403, transient: false },
       { name: 'ModelNotConfigured', code: 'ModelNotConfigured', status: 500, transient: false },
       { name: 'ModelOverloaded', code: 'ModelOverloaded', status: 500, transient: true },

@@ -10,6 +10,7 @@ import type { RunRecord } from '../records.js';
 import { type DefinitionRef, type ToolItem, type Transcript, inputOf, statusOf, waitingCalls } from '../transcript.js';
 import { ErrorNote, Link, StatusBadge, formatCost, formatCount, formatTime, prettyJson } from './common.js';
 import { FilesPanel } from './files.js';
+import { MemoryPanel } from './memory.js';
 import { ReviewCard, type WaitingCall } from './review.js';
 import { firstLine } from './runs.js';
 import { TranscriptView } from './transcript.js';
@@ -187,6 +188,7 @@ export function RunPage({ api, runId }: { api: ApiClient; runId: string }) {
           {t ? <TranscriptView t={t} running={running} /> : <p>Loading…</p>}
         </section>
         <FilesPanel api={api} runId={runId} revision={results + (running ? 0 : 1)} />
+        {t && <MemoryPanel t={t} />}
       </div>
     </>
   );

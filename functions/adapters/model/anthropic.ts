@@ -205,9 +205,8 @@ export function fromWire(response: Anthropic.Message): ModelResponse {
  */
 export function toWire(request: ModelRequest): Anthropic.MessageCreateParamsNonStreaming {
   const tools = request.tools.map((tool, i) => ({
-    name: tool.name,
-    description: tool.description,
-    input_schema: tool.inputSchema,
+    // A tool type of the API's own (the memory tool) is named by its type; the API knows its schema.
+    ...(tool.type ? { type: tool.type, name: tool.name } : { name: tool.name, description: tool.description, input_schema: tool.inputSchema }),
     ...(i === request.tools.length - 1 ? { cache_control: ephemeral } : {}),
   }));
   const body = {

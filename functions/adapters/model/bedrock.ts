@@ -64,7 +64,9 @@ export class BedrockProvider implements ModelProvider {
 
   async generate(request: ModelRequest): Promise<ModelResponse> {
     // The SDK moves `model` into the path and keeps a body `anthropic_version` over its own.
-    const body = Object.assign(toWire(request), { anthropic_version: bedrockAnthropicVersion });
+    // Anthropic's tool types (the memory tool) are sent as the custom tools they stand for: same name, same schema (docs/memory.md).
+    const tools = request.tools.map(({ type: _type, ...tool }) => tool);
+    const body = Object.assign(toWire({ ...request, tools }), { anthropic_version: bedrockAnthropicVersion });
     if (request.onProgress) {
       return fromWire(await streamMessage(this.client.messages, body, request, this.streamBudgetMs, (error) => mapBedrockError(error, request.model)));
     }

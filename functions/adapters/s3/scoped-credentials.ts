@@ -19,6 +19,18 @@ export function workspaceSessionPolicy(bucket: string, runId: string, partition 
   });
 }
 
+/** The session policy for one memory scope (docs/memory.md): its objects read, written and deleted, and listing, under its prefix only. */
+export function memorySessionPolicy(bucket: string, prefix: string, partition = 'aws'): string {
+  if (!/^memories\/[a-z]+\/[A-Za-z0-9_-]+\/$/.test(prefix)) throw new Error(`"${prefix}" is not the key prefix of a memory scope.`);
+  return JSON.stringify({
+    Version: '2012-10-17',
+    Statement: [
+      { Effect: 'Allow', Action: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'], Resource: `arn:${partition}:s3:::${bucket}/${prefix}*` },
+      { Effect: 'Allow', Action: 's3:ListBucket', Resource: `arn:${partition}:s3:::${bucket}`, Condition: { StringLike: { 's3:prefix': `${prefix}*` } } },
+    ],
+  });
+}
+
 /** The partition of a region: `aws`, `aws-cn` or `aws-us-gov`. */
 export function partitionOf(region: string): string {
   if (region.startsWith('cn-')) return 'aws-cn';
@@ -40,26 +52,36 @@ export class ScopedCredentials {
 
   /** A credentials provider for the run, as the SDK clients take one. */
   forRun(runId: string): () => Promise<AwsCredentialIdentity> {
+    return this.provider(runId, () => this.assume(`stepwise-${runId}`, workspaceSessionPolicy(this.bucket, runId, this.partition)));
+  }
+
+  /** A credentials provider for one memory scope: its prefix only (docs/memory.md). */
+  forMemory(prefix: string): () => Promise<AwsCredentialIdentity> {
+    const policy = memorySessionPolicy(this.bucket, prefix, this.partition);
+    return this.provider(prefix, () => this.assume(`stepwise-memory-${prefix.split('/').at(-2) ?? ''}`, policy));
+  }
+
+  private provider(key: string, assume: () => Promise<AwsCredentialIdentity>): () => Promise<AwsCredentialIdentity> {
     return async () => {
-      const cached = this.cache.get(runId);
+      const cached = this.cache.get(key);
       if (cached) {
         const credentials = await cached;
         if (!credentials.expiration || credentials.expiration.getTime() - this.clock().getTime() > 60_000) return credentials;
       }
-      const fresh = this.assume(runId);
-      this.cache.set(runId, fresh);
-      fresh.catch(() => this.cache.delete(runId));
+      const fresh = assume();
+      this.cache.set(key, fresh);
+      fresh.catch(() => this.cache.delete(key));
       if (this.cache.size > 200) this.cache.delete(this.cache.keys().next().value as string);
       return fresh;
     };
   }
 
-  private async assume(runId: string): Promise<AwsCredentialIdentity> {
+  private async assume(sessionName: string, policy: string): Promise<AwsCredentialIdentity> {
     const out = await this.sts.send(
       new AssumeRoleCommand({
         RoleArn: this.roleArn,
-        RoleSessionName: `stepwise-${runId}`.replace(/[^\w+=,.@-]/g, '-').slice(0, 64),
-        Policy: workspaceSessionPolicy(this.bucket, runId, this.partition),
+        RoleSessionName: sessionName.replace(/[^\w+=,.@-]/g, '-').slice(0, 64),
+        Policy: policy,
         DurationSeconds: 900,
       }),
     );

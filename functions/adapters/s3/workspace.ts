@@ -40,7 +40,7 @@ function isServiceError(error: unknown): error is ServiceError {
   return error instanceof Error && '$metadata' in error;
 }
 
-function isMissing(error: unknown): boolean {
+export function isMissing(error: unknown): boolean {
   return error instanceof Error && (error.name === 'NoSuchKey' || error.name === 'NotFound');
 }
 
@@ -51,7 +51,7 @@ function isMissing(error: unknown): boolean {
  * tool answers with an error result the model can act on (invariant 5, docs/ARCHITECTURE.md).
  * `NoSuchKey` passes through for `read` to answer.
  */
-async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
+export async function guard<T>(what: string, call: () => Promise<T>): Promise<T> {
   try {
     return await guardTransient(what, call, WorkspaceUnavailable);
   } catch (error) {

@@ -6,6 +6,7 @@ import * as z from 'zod';
 import { agentNamePattern } from '../agents/types.js';
 import { ApprovalPolicy } from '../approvals/types.js';
 import { Budget } from '../budgets/types.js';
+import { MemorySettings } from '../memory/types.js';
 
 const name = z.string().regex(agentNamePattern, 'must be 1-64 of a-z, 0-9 and "-"');
 
@@ -26,6 +27,8 @@ export const AgentDefinition = z
     output: z.strictObject({ schema: z.record(z.string(), z.unknown()) }).optional(),
     approvals: ApprovalPolicy.optional(),
     budget: Budget.optional(),
+    /** Long-term memory for the runs it starts (docs/memory.md). */
+    memory: MemorySettings.optional(),
   })
   .meta({ id: 'AgentDefinition' });
 

@@ -27,6 +27,7 @@ export const errorTable = {
   InvalidPath: { status: 400 },
   InvalidEditedInput: { status: 400, code: 'ValidationFailed' },
   InvalidFork: { status: 400, code: 'ValidationFailed' },
+  InvalidMemory: { status: 400, code: 'ValidationFailed' },
   Unauthenticated: { status: 401 },
   Forbidden: { status: 403 },
   NotFound: { status: 404 },
@@ -34,6 +35,7 @@ export const errorTable = {
   /** A client run id another caller's run has: answered as a run the caller may not see (docs/callers-and-security.md). */
   RunIdTaken: { status: 404, code: 'RunNotFound' },
   FileNotFound: { status: 404 },
+  MemoryNotFound: { status: 404 },
   ApprovalNotFound: { status: 404 },
   /** No schedule with that id that the caller may see: the same answer as a missing one (docs/schedules.md). */
   ScheduleNotFound: { status: 404 },

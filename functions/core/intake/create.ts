@@ -16,6 +16,7 @@ import { StepwiseError, messageOf } from '../errors/errors.js';
 import type { ErrorName } from '../errors/table.js';
 import { zeroUsage } from '../model/messages.js';
 import { descendantsOf } from '../runs/descendants.js';
+import { memoryPrefix } from '../memory/scope.js';
 import type { Run } from '../runs/types.js';
 import { newRunTrace } from '../traces/context.js';
 import { answeringAgent, builtinCatalog, type CreateRunBody, targetOf } from './request.js';
@@ -182,6 +183,9 @@ export async function createRun(
     }
   }
   const plan = runPlanOf(body, deps.agents);
+  // The request's memory, else the first of its agents' definitions that has one; a scope the caller cannot have is refused before anything is written.
+  const memory = body.memory ?? plan.agents.find((a) => a.definition.memory)?.definition.memory;
+  if (memory) memoryPrefix(memory.scope, owner, body.sessionId);
   const place = placeOf(plan.agent.name);
   // Each agent's limit: the request's, the agent's own, or the default; the lower when both are set.
   const limitOf = (definition?: AgentDefinition) => Math.min(body.maxIterations ?? definition?.maxIterations ?? defaultMaxIterations, definition?.maxIterations ?? Infinity);
@@ -271,6 +275,7 @@ export async function createRun(
     ...(budget ? { budget } : {}),
     ...(output ? { output } : {}),
     ...(deps.tracing ? { trace: newRunTrace(options.traceparent) } : {}),
+    ...(memory ? { memory } : {}),
     status: 'running',
     phase: 'idle',
     iterations: {},

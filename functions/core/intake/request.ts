@@ -11,6 +11,7 @@ import { Budget } from '../budgets/types.js';
 import { Owner } from '../callers/types.js';
 import { OutputRequest } from '../output/answer.js';
 import { ScheduleId } from '../schedules/types.js';
+import { MemorySettings } from '../memory/types.js';
 import { noExternalTools } from '../tools/external/names.js';
 import { checkPath } from '../workspace/paths.js';
 import { defaultMaxIterations, maxGoalChars, maxSeedFiles, maxSeedBytes, type RunRequestRules } from './types.js';
@@ -69,6 +70,7 @@ export function runRequestFields({ allowedModels, externalToolNames, agents = bu
     approvals: approvalPolicy(externalToolNames ?? noExternalTools).optional(),
     budget: Budget.optional(),
     output: OutputRequest.optional(),
+    memory: MemorySettings.optional(),
   };
 }
 

@@ -13,6 +13,11 @@ export interface ToolSpec {
   name: string;
   description: string;
   inputSchema: Record<string, unknown>;
+  /**
+   * A tool type Anthropic's API defines (`memory_20250818`): sent as `{ type, name }`, the API
+   * supplying its schema. A provider that does not take the type sends the tool by its schema.
+   */
+  type?: string;
 }
 
 /**

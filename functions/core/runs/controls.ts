@@ -4,15 +4,21 @@
  */
 import type { Run, RunControls, RunStore } from './types.js';
 
-/** What never changes once a run starts, by run id: the agents it follows, its owner and its trace; read once per warm function (at most 200 runs). */
-type FixedParts = Pick<Run, 'agents' | 'owner' | 'trace'>;
+/** What never changes once a run starts, by run id: the agents it follows, its owner, its trace and its memory; read once per warm function (at most 200 runs). */
+type FixedParts = Pick<Run, 'agents' | 'owner' | 'trace' | 'memory' | 'sessionId'>;
 const fixedParts = new WeakMap<Pick<RunStore, 'get'>, Map<string, FixedParts>>();
 
 function remember(store: Pick<RunStore, 'get'>, runId: string, run: FixedParts): FixedParts {
   let known = fixedParts.get(store);
   if (!known) fixedParts.set(store, (known = new Map()));
   if (known.size >= 200) known.delete(known.keys().next().value ?? '');
-  const fixed = { ...(run.agents ? { agents: run.agents } : {}), ...(run.owner ? { owner: run.owner } : {}), ...(run.trace ? { trace: run.trace } : {}) };
+  const fixed = {
+    ...(run.agents ? { agents: run.agents } : {}),
+    ...(run.owner ? { owner: run.owner } : {}),
+    ...(run.trace ? { trace: run.trace } : {}),
+    ...(run.memory ? { memory: run.memory } : {}),
+    ...(run.sessionId !== undefined ? { sessionId: run.sessionId } : {}),
+  };
   known.set(runId, fixed);
   return fixed;
 }
@@ -38,6 +44,12 @@ export async function runTrace(runId: string, runs: Pick<RunStore, 'get'>): Prom
   return (await fixedOf(runId, runs)).trace;
 }
 
+/** The run's memory, with what names its scope (owner, session); undefined for a run without memory. */
+export async function runMemory(runId: string, runs: Pick<RunStore, 'get'>): Promise<Pick<Run, 'memory' | 'owner' | 'sessionId'> | undefined> {
+  const { memory, owner, sessionId } = await fixedOf(runId, runs);
+  return memory ? { memory, ...(owner ? { owner } : {}), ...(sessionId !== undefined ? { sessionId } : {}) } : undefined;
+}
+
 /** Runs without a budget whose controls this warm function has read, per store (at most 100 each). */
 const knownRuns = new WeakMap<RunStore, Map<string, RunControls>>();
 
@@ -53,7 +65,7 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
   if (cached) return { controls: cached };
   const run = await deps.runs.get(runId);
   if (!run) return {};
-  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd, trace } = run;
+  const { owner, createdAt, budget, output, usage, estimatedCostUsd, agents, childCostUsd, trace, memory, sessionId } = run;
   remember(deps.runs, runId, run);
   const controls = {
     runId,
@@ -66,6 +78,8 @@ export async function runControls(runId: string, deps: { runs: RunStore }): Prom
     ...(agents ? { agents } : {}),
     ...(childCostUsd !== undefined ? { childCostUsd } : {}),
     ...(trace ? { trace } : {}),
+    ...(memory ? { memory } : {}),
+    ...(sessionId !== undefined ? { sessionId } : {}),
   };
   if (!budget) {
     if (known.size >= 100) known.delete(known.keys().next().value ?? '');

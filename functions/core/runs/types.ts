@@ -10,6 +10,7 @@ import { Usage } from '../model/messages.js';
 import { named } from '../errors/errors.js';
 import { Plan } from '../plan/types.js';
 import { RunTrace } from '../traces/types.js';
+import { MemorySettings } from '../memory/types.js';
 
 export const RunMode = z.enum(['single', 'multi']);
 
@@ -101,6 +102,8 @@ export const Run = z.object({
   output: z.object({ schema: z.record(z.string(), z.unknown()) }).optional(),
   /** The run's place in its OpenTelemetry trace, fixed at intake (docs/traces.md). */
   trace: RunTrace.optional(),
+  /** The long-term memory its agents use (docs/memory.md): the request's, else its agent definition's. */
+  memory: MemorySettings.optional(),
   status: RunStatus,
   phase: Phase,
   currentAgent: AgentName.optional(),
@@ -150,7 +153,7 @@ export function agentAt(run: Pick<Run, 'agents'> | undefined, place: string): Ag
 }
 
 /** What a step needs of its run record besides the conversation (docs/costs.md, "Budgets"; docs/http-api.md, "Structured output"). */
-export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd' | 'spentByDay' | 'trace'>;
+export type RunControls = Pick<Run, 'runId' | 'owner' | 'createdAt' | 'budget' | 'output' | 'usage' | 'estimatedCostUsd' | 'agents' | 'childCostUsd' | 'spentByDay' | 'trace' | 'memory' | 'sessionId'>;
 
 /** What one inference step adds to its run. */
 export interface StepOutcome {

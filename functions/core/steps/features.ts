@@ -12,6 +12,7 @@ import { budgetsFeature } from '../budgets/feature.js';
 import { childrenFeature } from '../children/feature.js';
 import { compactionFeature } from '../compaction/feature.js';
 import { liveFeature } from '../live/feature.js';
+import { memoryFeature } from '../memory/feature.js';
 import { outputFeature } from '../output/feature.js';
 import { resultFeature } from '../result/feature.js';
 import { externalToolsFeature } from '../tools/external/feature.js';
@@ -24,6 +25,7 @@ import type { InferenceFeature, ToolFeature } from './hooks.js';
 export const inferenceFeatures: readonly InferenceFeature[] = [
   externalToolsFeature,
   untrustedRulesFeature,
+  memoryFeature,
   approvalsFeature,
   outputFeature,
   childrenFeature,

@@ -21,6 +21,7 @@ import type { RunControls, RunResult, RunStore, RunTotals } from '../runs/types.
 import type { PlanStore, ToolLimits, Tools } from '../tools/types.js';
 import type { Workspace } from '../workspace/types.js';
 import type { TraceSettings } from '../traces/types.js';
+import type { MemoryLimits, MemoryStore } from '../memory/types.js';
 import type { ContentBlock, StopReason, ToolResultBlock, ToolUseBlock } from '../model/messages.js';
 import type { Capability, ExternalToolsPort, ToolCatalog } from '../tools/external/types.js';
 import type { ChildStart, InferenceInput, InferenceResult, ToolInput } from './types.js';
@@ -131,7 +132,7 @@ export interface ToolCall {
 
 /** Where a tool's output comes from: Stepwise's own code, an external tool, or another agent; and what the tool can do. */
 export interface ToolOrigin {
-  readonly kind: 'builtin' | 'external' | 'agent';
+  readonly kind: 'builtin' | 'external' | 'agent' | 'memory';
   readonly capabilities: readonly Capability[];
 }
 
@@ -193,6 +194,10 @@ export interface InferenceDeps {
 export interface ToolDeps {
   conversations: ConversationStore;
   workspaceFor(runId: string): Workspace;
+  /** The memory scope at a key prefix (`memory/scope.ts`); runs that ask for memory fail their memory calls without it. */
+  memoryFor?(prefix: string): MemoryStore;
+  /** The limits of a memory scope; `defaultMemoryLimits` when absent. */
+  memoryLimits?: MemoryLimits;
   /** Where `finish_plan` stores a plan; the run store in practice. */
   plans?: PlanStore;
   /** The tools of the agent at a place of a run; by default its definition's (`runs` and `agentStore` find it). */

@@ -14,6 +14,7 @@ import { toolFeatures } from './features.js';
 import type { ToolCall, ToolDeps, ToolOrigin, ToolOutcome } from './hooks.js';
 import { unclassifiedCapabilities } from '../tools/external/types.js';
 import { agentToolCapabilities, builtinCapabilities } from '../untrusted/capabilities.js';
+import { runMemoryCall } from '../memory/feature.js';
 import type { ToolInput, ToolStepResult } from './types.js';
 
 /**
@@ -42,6 +43,8 @@ export async function toolStep(input: ToolInput, deps: ToolDeps): Promise<ToolSt
 
 /** Runs the call: a built-in tool of the agent, or one of the run's external tools; says where its output came from. */
 async function run(call: ToolUseBlock, input: ToolInput, deps: ToolDeps): Promise<{ result: ToolResultBlock; ran: boolean; from: ToolOrigin }> {
+  const memory = await runMemoryCall(call, input, deps);
+  if (memory) return memory;
   const profile = await profileOf(input, deps);
   const registry = deps.tools ? deps.tools(input.agent) : profile.tools;
   // A name the built-in tools do not know may be one of the run's external tools; the agent runs only those it has.

@@ -6,6 +6,7 @@ import type { ToolResultBlock, ToolUseBlock, Usage } from '../model/messages.js'
 import type { ToolSpec } from '../model/types.js';
 import type { Plan } from '../plan/types.js';
 import type { Workspace } from '../workspace/types.js';
+import type { RunMemory } from '../memory/types.js';
 
 /** Where the Architect's plan is kept. */
 export interface PlanStore {
@@ -22,6 +23,8 @@ export interface ToolContext {
   plans?: PlanStore;
   /** Child runs, for the tools that call agents (the run store in practice). */
   children?: ChildRuns;
+  /** The run's long-term memory, for the memory tool; absent when the run has none. */
+  memory?: RunMemory;
 }
 
 /** A child run as the tool that called its agent reads it (`Run` of runs/types.ts, in brief). */

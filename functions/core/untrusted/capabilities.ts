@@ -18,6 +18,8 @@ export const builtinCapabilities: Readonly<Record<string, readonly Capability[]>
   edit_file: ['private'],
   write_file: [],
   finish_plan: [],
+  // Memory holds what models wrote, maybe after reading outside content (docs/memory.md): untrusted, and the team's own.
+  memory: ['untrusted', 'private'],
 };
 
 /** A call of an agent answers with its child run's result: model output that may have read untrusted content. */
