@@ -128,7 +128,7 @@ describe('the inference step pipeline', () => {
   });
 
   it('lists the deployment’s features in the order their hooks depend on', () => {
-    expect(inferenceFeatures.map((feature) => feature.name)).toEqual(['external-tools', 'untrusted-rules', 'approvals', 'output', 'children', 'budgets', 'compaction', 'live', 'traces', 'result']);
+    expect(inferenceFeatures.map((feature) => feature.name)).toEqual(['external-tools', 'untrusted-rules', 'memory', 'approvals', 'output', 'children', 'budgets', 'compaction', 'live', 'traces', 'result']);
     expect(toolFeatures.map((feature) => feature.name)).toEqual(['approvals', 'result-size', 'untrusted', 'traces']);
   });
 });

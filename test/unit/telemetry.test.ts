@@ -32,6 +32,10 @@ vi.mock('../../functions/wiring/wire.js', () => ({
 vi.mock('../../functions/wiring/model.js', () => ({ modelWiring: () => () => shared.core.model }));
 vi.mock('../../functions/wiring/workspaces.js', () => ({
   scopedWorkspaces: (): ToolDeps['workspaceFor'] => (runId) => shared.core.deps.workspaceFor(runId),
+  // No run of these tests has memory.
+  scopedMemories: () => () => {
+    throw new Error('These tests give no run memory.');
+  },
 }));
 vi.mock('../../functions/wiring/intake.js', () => ({
   intakeWiring: (_wiring: unknown, _sfn: unknown, hooks: { onCreated?: (run: Run) => void } = {}) => {

@@ -72,7 +72,8 @@ describe('tool capabilities', () => {
   });
 
   it('classify every built-in tool in code, agents as untrusted, and anything unknown as unclassified', () => {
-    expect(Object.keys(builtinCapabilities).sort()).toEqual([...toolNames].sort());
+    // The memory tool is built in too, offered by the memory feature to runs that ask for it (docs/memory.md).
+    expect(Object.keys(builtinCapabilities).sort()).toEqual([...toolNames, 'memory'].sort());
     const kinds = { external: [{ name: 'web__fetch', capabilities: ['untrusted' as const] }, { name: 'old__tool' }], agentTools: new Set(['agent_researcher']) };
     expect(['read_file', 'list_files', 'write_file', 'calculator', 'agent_researcher', 'web__fetch', 'old__tool', 'gone__tool'].map((name) => capabilitiesOf(name, kinds))).toEqual([
       ['private'],
