@@ -23,6 +23,7 @@ import { callersReport, measureCallers } from './callers.js';
 import { checksReport, measureChecks } from './checks.js';
 import { consoleReport, measureConsole } from './console.js';
 import { contextEditingReport } from './context-editing.js';
+import { memoryReport } from './memory.js';
 import { IterationProfile, inferenceStarts, phasesOf, requestKinds } from './iteration.js';
 import { requestsReport } from './requests.js';
 import { measureStartup, startupReport } from './startup.js';
@@ -311,6 +312,7 @@ if (sonnet) {
 }
 
 console.log(await contextEditingReport());
+console.log(`\n${await memoryReport()}`);
 
 console.log('\n## Lambda bundles\n');
 console.log(row(['function', 'bundle', 'cold module load (median of 10, minus bare node)']));
