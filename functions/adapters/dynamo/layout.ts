@@ -11,6 +11,7 @@
  *   stream#<ownerKey>       the slots of an owner's open event streams (run-slots.ts)
  *   live#<runId>            the answers being generated, per model call (adapters/dynamo/live-text.ts)
  *   agent#<name>            the versions of an agent definition runs follow (agents.ts)
+ *   eval#<ownerKey>         an owner's deployed evals, one item each (evals.ts)
  *
  * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
  * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
@@ -26,6 +27,7 @@ export const itemFamilies = {
   spend: 'spend#',
   live: 'live#',
   agents: 'agent#',
+  evals: 'eval#',
   slots: 'slot#',
   streams: 'stream#',
   byOwner: 'owner#',
