@@ -190,6 +190,9 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.POST, '/runs/{runId}/fork'],
   [apigw.HttpMethod.POST, '/runs/{runId}/approvals/{toolUseId}'],
   [apigw.HttpMethod.GET, '/agents'],
+  [apigw.HttpMethod.POST, '/evals'],
+  [apigw.HttpMethod.GET, '/evals'],
+  [apigw.HttpMethod.GET, '/evals/{evalId}'],
   [apigw.HttpMethod.GET, '/openapi.json'],
 ];
 

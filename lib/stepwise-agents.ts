@@ -13,6 +13,7 @@ import { placeOf } from '../functions/core/definitions/definition.js';
 import { externalToolNames } from '../functions/core/tools/external/names.js';
 import { checkedAgentCatalog, definitionsDefine } from './agent-definitions.js';
 import { AgentLoop } from './agent-loop.js';
+import { Evals } from './evals.js';
 import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
@@ -62,6 +63,8 @@ export class StepwiseAgents extends Construct {
   public readonly agentLoop: AgentLoop;
   public readonly orchestrator: Orchestrator;
   public readonly frontDoor: FrontDoor;
+  /** Deployed evals (`POST /evals`): a Distributed Map over a suite's cases, each a real run of the orchestrator. */
+  public readonly evals: Evals;
   /** `GET /runs/{runId}/events` and `POST /agui`, streamed from a function URL. */
   public readonly liveStream: LiveStream;
   /** Marks runs whose execution ended outside its states, and frees their sessions. */
@@ -225,6 +228,19 @@ export class StepwiseAgents extends Construct {
       ...(props.callers ? { callers: props.callers } : {}),
       ...(props.budgets ? { budgets: props.budgets } : {}),
     });
+
+    this.evals = new Evals(this, 'Evals', {
+      storage: this.storage,
+      orchestrator: this.orchestrator.stateMachine,
+      intakeEnvironment: this.frontDoor.apiEnvironment,
+      bundledDefinitions,
+      runTimeout,
+      dailyBudget: props.budgets?.dailyMaxUsdPerCaller !== undefined,
+    });
+    // POST /evals records the eval, writes its suite and starts its execution; GET /evals reads them.
+    this.frontDoor.apiFunction.function.addEnvironment('STEPWISE_EVALS_ARN', this.evals.stateMachine.stateMachineArn);
+    this.evals.stateMachine.grantStartExecution(this.frontDoor.apiFunction.function);
+    this.storage.grantEvals(this.frontDoor.apiFunction.function, 'api');
 
     this.liveStream = new LiveStream(this, 'LiveStream', {
       storage: this.storage,
