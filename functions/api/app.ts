@@ -12,6 +12,7 @@ import { type ApiEnv, routes, withCaller } from './middleware.js';
 import { agentRoutes } from './routes/agents.js';
 import { aguiRoutes } from './routes/agui.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { evalRoutes } from './routes/evals.js';
 import { eventRoutes } from './routes/events.js';
 import { fileRoutes } from './routes/files.js';
 import { forkRoutes } from './routes/fork.js';
@@ -37,6 +38,8 @@ export function createApi(deps: ApiDeps) {
   app.use('/runs/*', caller);
   app.use('/agui', caller);
   app.use('/agents', caller);
+  app.use('/evals', caller);
+  app.use('/evals/*', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -47,7 +50,8 @@ export function createApi(deps: ApiDeps) {
     .route('/', messageRoutes(deps))
     .route('/', eventRoutes(deps))
     .route('/', aguiRoutes(deps))
-    .route('/', fileRoutes(deps));
+    .route('/', fileRoutes(deps))
+    .route('/', evalRoutes(deps));
 }
 
 /** The API's routes as types: what the typed client (`client.ts`) is built from. Import it with `import type` only. */
