@@ -1,10 +1,12 @@
 import { Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
+import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as sfn from 'aws-cdk-lib/aws-stepfunctions';
 import * as tasks from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import { Construct } from 'constructs';
 import { StepwiseFunction } from './function.js';
+import { NestedLoop } from './orchestrator-tasks.js';
 import { addRetries } from './step-retries.js';
 import { acknowledgeWildcardResource } from './wildcard-findings.js';
 import type { Storage } from './storage.js';
@@ -80,7 +82,7 @@ export class Evals extends Construct {
       return task;
     };
     const nestedRun = (runId: string, idOf: string, input: string) =>
-      new tasks.StepFunctionsStartExecution(this, runId, {
+      new NestedLoop(this, runId, {
         stateMachine: props.orchestrator,
         integrationPattern: sfn.IntegrationPattern.RUN_JOB,
         name: sfn.JsonPath.stringAt(idOf),
@@ -138,20 +140,23 @@ export class Evals extends Construct {
       timeout: Duration.days(7),
       definitionBody: sfn.DefinitionBody.fromChainable(cases.next(report).next(new sfn.Succeed(this, 'Reported'))),
       tracingEnabled: true,
-      logs: { destination: logGroup, level: sfn.LogLevel.ERROR, includeExecutionData: false },
+      logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
     storage.grantTableKey(this.stateMachine, 'read');
     const orchestratorId = Stack.of(this).getLogicalId(props.orchestrator.node.defaultChild as sfn.CfnStateMachine);
     const selfId = Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as sfn.CfnStateMachine);
-    Validations.of(this.stateMachine.role).acknowledge(
+    const fnId = Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction);
+    const selfExecutions = `arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${selfId}"}]}]}`;
+    // On the state machine: its role's policy, and the policy CDK adds for the Distributed Map's child executions.
+    Validations.of(this.stateMachine).acknowledge(
       {
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${orchestratorId}"}]}]}*]`,
-        reason: 'Case and judge runs are nested orchestrator executions named per run at run time.',
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:{"Fn::Select":[6,{"Fn::Split":[":",{"Ref":"${orchestratorId}"}]}]}:*]`,
+        reason: 'Case and judge runs are nested orchestrator executions named per run at run time; the grant covers executions of that one state machine.',
       },
       { id: 'AwsSolutions-IAM5[Resource::*]', reason: 'X-Ray tracing and CloudWatch Logs delivery for state machines support no resource-level permissions.' },
-      { id: `AwsSolutions-IAM5[Resource::<${selfId}.Arn>/*]`, reason: 'The Distributed Map\'s child executions are named by Step Functions at run time.' },
-      { id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:execution:<${selfId}.Name>/*]`, reason: "The Distributed Map's child executions and map runs are named by Step Functions at run time." },
-      { id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:states:<AWS::Region>:<AWS::AccountId>:mapRun:<${selfId}.Name>/*]`, reason: 'Map runs are named by Step Functions at run time.' },
+      { id: `AwsSolutions-IAM5[Resource::<${fnId}.Arn>:*]`, reason: 'Invoking any version of the eval-step function, as CDK grants a LambdaInvoke task.' },
+      { id: `AwsSolutions-IAM5[Resource::${selfExecutions}:*]`, reason: "The Distributed Map's child executions are named by Step Functions at run time." },
+      { id: `AwsSolutions-IAM5[Resource::${selfExecutions}/*:*]`, reason: "Redriving the Distributed Map's child executions, named by Step Functions at run time." },
     );
     acknowledgeWildcardResource(this.stateMachine.role, storage.bucket.arnForObjects('evals/*/cases.json'), 'Each eval\'s items are written under evals/<evalId>/ at run time; the map reads those keys only.');
   }

@@ -285,6 +285,7 @@ export class StepwiseAgents extends Construct {
         Intake: this.functions.intake,
         ExecutionEnded: this.functions.executionEnded,
         Stream: this.functions.stream,
+        EvalStep: this.evals.step.function,
       },
       api: { httpApi: this.api, function: this.functions.api },
       stream: { function: this.functions.stream, timeout: this.liveStream.timeout, maxStream: this.liveStream.maxStream },
