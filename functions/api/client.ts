@@ -142,6 +142,9 @@ export function apiClient(options: ApiClientOptions) {
       ),
     /** `GET /runs/{runId}/events/page`: the run's events after `after`, as far as they are stored (the stream's events and ids). */
     eventsPage: async (runId: string, after?: string) => parseResponse(one.events.page.$get({ param: run(runId), query: after ? { after } : {} })),
+    /** `GET /evals`: the caller's deployed evals, newest first; `GET /evals/{evalId}`: one, with its report once done. */
+    listEvals: async () => parseResponse(api.evals.$get({ query: {} })),
+    getEval: async (evalId: string) => parseResponse(api.evals[':evalId'].$get({ param: { evalId } })),
     /** `GET /agents`: the deployment's agents and workflows, each with its version. */
     agents: async () => parseResponse(api.agents.$get()),
     /** `GET /openapi.json`: the API's OpenAPI document (its route declares no schema of it). */
