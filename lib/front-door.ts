@@ -199,6 +199,9 @@ export const apiRoutes: [apigw.HttpMethod, string][] = [
   [apigw.HttpMethod.GET, '/memories'],
   [apigw.HttpMethod.GET, '/memories/{path+}'],
   [apigw.HttpMethod.DELETE, '/memories/{path+}'],
+  [apigw.HttpMethod.POST, '/evals'],
+  [apigw.HttpMethod.GET, '/evals'],
+  [apigw.HttpMethod.GET, '/evals/{evalId}'],
   [apigw.HttpMethod.GET, '/openapi.json'],
   // The A2A agent card; the JSON-RPC interface it names is on the stream URL (docs/a2a.md).
   [apigw.HttpMethod.GET, '/.well-known/agent-card.json'],

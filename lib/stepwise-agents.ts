@@ -13,6 +13,7 @@ import { placeOf } from '../functions/core/definitions/definition.js';
 import { externalToolNames } from '../functions/core/tools/external/names.js';
 import { checkedAgentCatalog, definitionsDefine } from './agent-definitions.js';
 import { AgentLoop } from './agent-loop.js';
+import { Evals } from './evals.js';
 import { ExecutionEnded } from './execution-ended.js';
 import { ExternalTools } from './external-tools.js';
 import { bedrockModel, grantBedrockInvoke } from './bedrock-access.js';
@@ -65,6 +66,8 @@ export class StepwiseAgents extends Construct {
   public readonly agentLoop: AgentLoop;
   public readonly orchestrator: Orchestrator;
   public readonly frontDoor: FrontDoor;
+  /** Deployed evals (`POST /evals`): a Distributed Map over a suite's cases, each a real run of the orchestrator. */
+  public readonly evals: Evals;
   /** `GET /runs/{runId}/events` and `POST /agui`, streamed from a function URL. */
   public readonly liveStream: LiveStream;
   /** Marks runs whose execution ended outside its states, and frees their sessions. */
@@ -238,6 +241,18 @@ export class StepwiseAgents extends Construct {
     this.schedules.grantManage(this.frontDoor.apiFunction.function);
     this.storage.grantSchedules(this.frontDoor.apiFunction.function, 'manage');
     this.storage.grantSchedules(this.frontDoor.intakeFunction.function, 'fire');
+    this.evals = new Evals(this, 'Evals', {
+      storage: this.storage,
+      orchestrator: this.orchestrator.stateMachine,
+      intakeEnvironment: this.frontDoor.apiEnvironment,
+      bundledDefinitions,
+      runTimeout,
+      dailyBudget: props.budgets?.dailyMaxUsdPerCaller !== undefined,
+    });
+    // POST /evals records the eval, writes its suite and starts its execution; GET /evals reads them.
+    this.frontDoor.apiFunction.function.addEnvironment('STEPWISE_EVALS_ARN', this.evals.stateMachine.stateMachineArn);
+    this.evals.stateMachine.grantStartExecution(this.frontDoor.apiFunction.function);
+    this.storage.grantEvals(this.frontDoor.apiFunction.function, 'api');
 
     this.liveStream = new LiveStream(this, 'LiveStream', {
       storage: this.storage,
@@ -285,6 +300,7 @@ export class StepwiseAgents extends Construct {
         Intake: this.functions.intake,
         ExecutionEnded: this.functions.executionEnded,
         Stream: this.functions.stream,
+        EvalStep: this.evals.step.function,
       },
       api: { httpApi: this.api, function: this.functions.api },
       stream: { function: this.functions.stream, timeout: this.liveStream.timeout, maxStream: this.liveStream.maxStream },

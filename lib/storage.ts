@@ -297,6 +297,17 @@ export class Storage extends Construct {
   }
 
   /**
+   * Deployed evals' records (`eval#<ownerKey>`) and documents (`evals/`): `api` (record, read, list
+   * and end one; write a suite, read a report: the API), `finish` (read and end a record, read and
+   * write an eval's documents: the eval steps).
+   */
+  grantEvals(grantee: iam.IGrantable, access: 'api' | 'finish'): void {
+    const actions = access === 'api' ? ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] : ['dynamodb:GetItem', 'dynamodb:UpdateItem'];
+    this.grantItems(grantee, actions, ['evals']);
+    this.grantObjects(grantee, 'evals/*', ['s3:GetObject', 's3:PutObject']);
+  }
+
+  /**
    * List runs by owner or tenant (`GET /runs`): queries of the run indexes, and one BatchGetItem of
    * a page's running runs' records for their live cost (functions/adapters/dynamo/run-listing.ts).
    */

@@ -8,6 +8,7 @@ import type { Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { createAdaptorServer } from '@hono/node-server';
 import { localHostsOf, refuseLocally } from './guard.js';
 import { apiWiring } from '../functions/wiring/api.js';
@@ -28,6 +29,7 @@ import { type LocalIssuer, localIssuerIn, localTenantClaim } from './issuer.js';
 import type { StepwiseStackProps } from '../lib/stepwise-stack.js';
 import { type RequestCounter, localRegion, startEmulators } from './stand-ins/emulators.js';
 import { type LocalEvent, type LocalHandler, LocalRuntime } from './runtime/runtime.js';
+import { inlineDistributedMaps } from './runtime/distributed-map.js';
 import { type LocalFunctionHandler, type LocalLambdaApi, startLambdaApi } from './stand-ins/lambda-api.js';
 import { startSfnApi } from './stand-ins/sfn-api.js';
 import { startLoopbackServer } from './stand-ins/http-server.js';
@@ -160,6 +162,8 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       'inference-bedrock': inference,
       tool: (await import('../functions/handlers/tool.js')).handler,
       approval: (await import('../functions/handlers/approval.js')).handler,
+      // Loaded at its first step: it wires itself from the environment, which names the orchestrator only once the runtime exists.
+      'eval-step': async (event) => (await import('../functions/handlers/eval-step.js')).handler(event),
     };
     const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
     const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
@@ -169,8 +173,22 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     const resources = localResources(template, { table: emulators.table, bucket: emulators.bucket });
     const dynamo = new DynamoDBClient({ endpoint: emulators.dynamoEndpoint, region: localRegion, credentials: localCredentials });
     undo.push(() => dynamo.destroy());
+    const s3 = new S3Client({
+      endpoint: emulators.s3Endpoint,
+      region: localRegion,
+      credentials: localCredentials,
+      forcePathStyle: true,
+      requestChecksumCalculation: 'WHEN_REQUIRED',
+      responseChecksumValidation: 'WHEN_REQUIRED',
+    });
+    undo.push(() => s3.destroy());
     const runtime = new LocalRuntime({
-      stateMachines: localStateMachines(template, resources),
+      // The evals' Distributed Map runs inline over the items it reads (local/runtime/distributed-map.ts).
+      stateMachines: localStateMachines(template, resources).map((machine) => ({ ...machine, definition: inlineDistributedMaps(machine.definition) })),
+      readObject: async (bucket, key) => {
+        const out = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
+        return (await out.Body?.transformToString('utf8')) ?? '';
+      },
       functions: localFunctions(template, resources),
       handlers,
       dynamo,
@@ -194,6 +212,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
       ...env,
       STEPWISE_SFN_ENDPOINT: sfnApi.url,
       STEPWISE_ORCHESTRATOR_ARN: orchestratorArn,
+      STEPWISE_EVALS_ARN: runtime.stateMachineArn('Evals'),
       ...(approvalTools ? { STEPWISE_APPROVAL_TOOLS: approvalTools.join(',') } : {}),
     });
     // Callers present the local issuer's tokens, read as a JWT authorizer's claims are; without a

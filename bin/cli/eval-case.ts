@@ -9,7 +9,10 @@ import type { ApiClient } from '../../functions/api/client.js';
 import type { RunView } from '../../functions/api/schemas.js';
 import type { CaseOutcome } from '../../functions/core/evals/checks.js';
 import { type EvalCase, type EvalSuite, JudgeVerdict, type ObservedRun } from '../../functions/core/evals/types.js';
+import { caseBody, judgeBody } from '../../functions/core/evals/run-body.js';
 import { ApiError } from './client.js';
+
+export { caseBody, judgePrompt, verdictSchema } from '../../functions/core/evals/run-body.js';
 
 export interface CaseOptions {
   /** How long a run (the case's, or a judge's) may take before the case is an error and the run is cancelled. */
@@ -107,55 +110,18 @@ export async function observe(api: ApiClient, run: RunView, kase: EvalCase, dura
   };
 }
 
-/** The structured answer a judge run gives. */
-export const verdictSchema = {
-  type: 'object',
-  properties: {
-    pass: { type: 'boolean', description: 'true only when the answer meets every point of the rubric' },
-    reason: { type: 'string', description: 'one sentence: why it passes or fails' },
-  },
-  required: ['pass', 'reason'],
-  additionalProperties: false,
-};
-
-/**
- * What a judge run is asked: the rubric first (a tag a test script keys on comes first with it),
- * then the task and the answer to grade.
- */
-export function judgePrompt(rubric: string, goal: string, answer: string): string {
-  return [
-    `Grade an AI agent's answer against this rubric:\n\n${rubric}`,
-    `The task the agent was given:\n\n${goal}`,
-    `The agent's answer:\n\n${answer || '(no answer)'}`,
-    'Use no tools but final_answer: give pass (true only when the answer meets every point of the rubric) and reason (one sentence).',
-  ].join('\n\n---\n\n');
-}
-
 /**
  * Grades an answer with a run of the deployment's own model: a single-mode run whose structured
  * output is the verdict. Locally that is the scripted or offline model, deployed Claude.
  */
 export async function judge(api: ApiClient, rubric: string, goal: string, answer: string, options: CaseOptions): Promise<JudgeVerdict> {
-  const started = await api.startRun({ mode: 'single', goal: judgePrompt(rubric, goal, answer), maxIterations: 3, output: { schema: verdictSchema } });
+  const started = await api.startRun(judgeBody(rubric, goal, answer));
   const run = await runToEnd(api, started.runId, options);
   const verdict = JudgeVerdict.safeParse(run.result?.output);
   if (run.status !== 'succeeded' || !verdict.success) {
     throw new Error(`judge run ${run.runId} ${run.status}${run.error ? ` (${run.error.code}: ${run.error.message})` : ''} without a verdict`);
   }
   return verdict.data;
-}
-
-/** The body that starts a case's run. */
-export function caseBody(suite: EvalSuite, kase: EvalCase) {
-  return {
-    goal: kase.goal,
-    ...(suite.agent ? { agent: suite.agent } : {}),
-    ...(suite.workflow ? { workflow: suite.workflow } : {}),
-    ...(suite.mode ? { mode: suite.mode } : {}),
-    ...(suite.agentVersion ? { agentVersion: suite.agentVersion } : {}),
-    ...(suite.maxIterations ? { maxIterations: suite.maxIterations } : {}),
-    ...(kase.files ? { files: kase.files } : {}),
-  };
 }
 
 /** Runs one case to the outcome its checks are judged on, with the run it saw (for the report's target). */

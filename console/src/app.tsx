@@ -3,19 +3,21 @@ import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import { apiClient } from './api.js';
 import type { Auth } from './auth.js';
 import { Link, navigate, useLocation } from './views/common.js';
+import { EvalsPage } from './views/evals.js';
 import { ReviewPage } from './views/review.js';
 import { RunPage } from './views/run.js';
 import { RunsPage } from './views/runs.js';
 import { SchedulesPage } from './views/schedules.js';
 import { SignInPage } from './views/sign-in.js';
 
-type Page = { kind: 'runs' } | { kind: 'run'; runId: string } | { kind: 'review' } | { kind: 'schedules' } | { kind: 'sign-in' } | { kind: 'missing' };
+type Page = { kind: 'runs' } | { kind: 'run'; runId: string } | { kind: 'review' } | { kind: 'schedules' } | { kind: 'evals' } | { kind: 'sign-in' } | { kind: 'missing' };
 
 function pageOf(path: string): Page {
   const pathname = path.split('#')[0] ?? '';
   if (pathname === '/console/' || pathname === '/console') return { kind: 'runs' };
   if (pathname === '/console/review') return { kind: 'review' };
   if (pathname === '/console/schedules') return { kind: 'schedules' };
+  if (pathname === '/console/evals') return { kind: 'evals' };
   if (pathname === '/console/sign-in') return { kind: 'sign-in' };
   const run = /^\/console\/runs\/([^/]+)$/.exec(pathname);
   if (run?.[1]) return { kind: 'run', runId: decodeURIComponent(run[1]) };
@@ -79,6 +81,11 @@ export function App({ auth, signInError }: { auth: Auth; signInError?: string })
                 Schedules
               </Link>
             </li>
+            <li>
+              <Link href="/console/evals" aria-current={page.kind === 'evals' ? 'page' : undefined}>
+                Evals
+              </Link>
+            </li>
           </ul>
         </nav>
         <div class="caller">
@@ -101,6 +108,7 @@ export function App({ auth, signInError }: { auth: Auth; signInError?: string })
         {page.kind === 'run' && <RunPage key={page.runId} api={api} runId={page.runId} />}
         {page.kind === 'review' && <ReviewPage api={api} />}
         {page.kind === 'schedules' && <SchedulesPage api={api} />}
+        {page.kind === 'evals' && <EvalsPage api={api} />}
         {page.kind === 'sign-in' && <SignInPage auth={auth} {...(signInError ? { error: signInError } : {})} />}
         {page.kind === 'missing' && (
           <>

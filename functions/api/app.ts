@@ -14,6 +14,7 @@ import { mcpRoutes } from './mcp.js';
 import { agentRoutes } from './routes/agents.js';
 import { aguiRoutes } from './routes/agui.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { evalRoutes } from './routes/evals.js';
 import { eventRoutes } from './routes/events.js';
 import { fileRoutes } from './routes/files.js';
 import { forkRoutes } from './routes/fork.js';
@@ -47,6 +48,8 @@ export function createApi(deps: ApiDeps) {
   app.use('/mcp', caller);
   app.use('/memories', caller);
   app.use('/memories/*', caller);
+  app.use('/evals', caller);
+  app.use('/evals/*', caller);
   return app
     .route('/', healthRoutes())
     .route('/', openApiRoutes(app))
@@ -61,6 +64,7 @@ export function createApi(deps: ApiDeps) {
     .route('/', a2aRoutes(app, deps))
     .route('/', scheduleRoutes(deps))
     .route('/', memoryRoutes(deps))
+    .route('/', evalRoutes(deps))
     // MCP's tools call the routes above in-process, as the same caller.
     .route('/', mcpRoutes(app, deps));
 }

@@ -151,6 +151,9 @@ export function apiClient(options: ApiClientOptions) {
     deleteMemory: async (path: string, query: InferRequestType<typeof api.memories.$get>['query'] = {}) => {
       await api.memories[':path{.+}'].$delete({ param: { path: memoryParam(path) }, query }, { headers: { 'content-type': 'application/json' } });
     },
+    /** `GET /evals`: the caller's deployed evals, newest first; `GET /evals/{evalId}`: one, with its report once done. */
+    listEvals: async () => parseResponse(api.evals.$get({ query: {} })),
+    getEval: async (evalId: string) => parseResponse(api.evals[':evalId'].$get({ param: { evalId } })),
     /** `GET /agents`: the deployment's agents and workflows, each with its version. */
     agents: async () => parseResponse(api.agents.$get()),
     /** `POST /schedules`: a schedule that starts a run on a cron or rate expression (docs/schedules.md). */

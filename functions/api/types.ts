@@ -2,6 +2,7 @@
 import type { ApprovalStore, TaskTokens } from '../core/approvals/types.js';
 import type { AccessPolicy } from '../core/callers/types.js';
 import type { ConversationStore } from '../core/conversation/types.js';
+import type { StartEvalDeps } from '../core/evals/deployed.js';
 import type { AgentCatalog } from '../core/definitions/catalog.js';
 import type { ForkCopies } from '../core/fork/types.js';
 import type { IntakeDeps } from '../core/intake/types.js';
@@ -37,6 +38,8 @@ export interface ApiDeps extends IntakeDeps, StreamDeps {
   access?: AccessPolicy;
   /** Where unexpected errors are reported (the function's structured logger); stderr when absent. */
   log?: ErrorLog;
+  /** Deployed evals (`/evals`): none when the deployment has no evals state machine (501). */
+  evals?: StartEvalDeps;
   /** A short-lived link to a run's file, for files too large for a response; without it they are refused (413). */
   fileLinks?: (runId: string, path: string) => Promise<string>;
   /** What the A2A agent card says of callers' auth and the JSON-RPC URL (docs/a2a.md); the local server's (an optional bearer token, this origin) when absent. */

@@ -5,14 +5,17 @@ import { type Authenticate, bearerCallers, iamCallers, jwtClaimCallers, jwtVerif
 import type { ClaimSettings } from '../core/callers/types.js';
 import { SfnTaskTokens } from '../adapters/aws/task-tokens.js';
 import { presignedLinks } from '../adapters/s3/links.js';
+import { evalRouteWiring } from './evals.js';
 import { type IntakeHooks, intakeWiring, sfnClient } from './intake.js';
 import { type Env, type Wiring, awsClients } from './wire.js';
 
 /** The HTTP API's dependencies: one Step Functions client starts runs and answers task tokens. */
 export function apiWiring(wiring: Wiring, hooks: IntakeHooks & Partial<Pick<ApiDeps, 'log' | 'authenticate'>> = {}): ApiDeps {
   const sfn = sfnClient(wiring.env);
+  const evals = evalRouteWiring(wiring);
   return {
     ...intakeWiring(wiring, sfn, hooks),
+    ...(evals ? { evals } : {}),
     ...(hooks.log ? { log: hooks.log } : {}),
     authenticate: hooks.authenticate ?? deployedCallers(wiring.env),
     access: { separateReviewer: wiring.env.STEPWISE_SEPARATE_REVIEWER },

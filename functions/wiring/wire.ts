@@ -132,6 +132,8 @@ export const Env = z.object({
   STEPWISE_MCP_LIST_TIMEOUT_MS: z.coerce.number().int().positive().default(10_000),
   /** Milliseconds one MCP or Lambda tool call may take, connecting and retrying included; below the tool Lambda's timeout (invariant 3, docs/ARCHITECTURE.md). */
   STEPWISE_EXTERNAL_TOOL_TIMEOUT_MS: z.coerce.number().int().positive().default(60_000),
+  /** The evals state machine (API function): `POST /evals` starts it (docs/evals.md, "Deployed"). */
+  STEPWISE_EVALS_ARN: z.string().optional(),
   /** The orchestrator state machine (API and intake functions). */
   STEPWISE_ORCHESTRATOR_ARN: z.string().optional(),
   /**

@@ -15,6 +15,7 @@ import {
 import type { LocalStateMachine } from '../definitions.js';
 import { TaskError, failureOf } from './errors.js';
 import type { LocalEventBus, PutEventsEntry } from './event-bus.js';
+import { itemReaderResource } from './distributed-map.js';
 import type { Bindings, LocalExecution, TaskHandlers } from './types.js';
 import type { TaskTokens } from './task-tokens.js';
 
@@ -28,6 +29,8 @@ export interface BindingTargets {
   dynamo: DynamoDBClient;
   tokens: TaskTokens;
   bus: LocalEventBus;
+  /** Reads an object of the local bucket as text: the items a Map reads (`distributed-map.ts`). */
+  readObject?: (bucket: string, key: string) => Promise<string>;
   /** Nested executions: started, and waited for by the `.sync` integrations. */
   executions: {
     start(stateMachineArn: string, name: string | undefined, input: string): LocalExecution;
@@ -124,6 +127,19 @@ function binding(
         const description = describeForTask(done, service.endsWith(':2'));
         if (done.status !== 'SUCCEEDED') throw new TaskError('States.TaskFailed', JSON.stringify(description));
         return description;
+      };
+    }
+    case itemReaderResource.replace(/^arn:aws:states:::/, ''): {
+      const { readObject } = targets;
+      if (!readObject) throw new Error(`${where}: the local runtime reads no Map items without its bucket.`);
+      return async (input) => {
+        const { Bucket, Key } = input as { Bucket: string; Key: string };
+        try {
+          return JSON.parse(await readObject(Bucket, Key)) as unknown;
+        } catch (error) {
+          const { name, message } = failureOf(error);
+          throw new TaskError('States.ItemReaderFailed', `${name}: ${message}`);
+        }
       };
     }
     case 'events:putEvents': {

@@ -33,6 +33,8 @@ export interface LocalRuntimeOptions {
   /** The handler module of each `STEPWISE_HANDLER` name. */
   handlers: Record<string, LocalHandler>;
   dynamo: DynamoDBClient;
+  /** Reads an object of the local bucket: the items of a Map that reads them (`distributed-map.ts`). */
+  readObject?: (bucket: string, key: string) => Promise<string>;
   /** Milliseconds between retries in place of the definition's backoff (tests); real backoff when absent. */
   retryIntervalMs?: number;
   /** Called with every event the bus carries. */
@@ -83,6 +85,7 @@ export class LocalRuntime {
     const targets = {
       functions,
       dynamo: options.dynamo,
+      ...(options.readObject ? { readObject: options.readObject } : {}),
       tokens: this.tokens,
       bus: this.bus,
       // Nested executions run on this runtime; called only once a run has started.

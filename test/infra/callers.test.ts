@@ -65,7 +65,11 @@ describe('least privilege in DynamoDB', () => {
       'index owner#*': ['Query'],
       'index tenant#*': ['Query'],
       'index running#*': ['Query'],
+      // Deployed evals: recorded, read, listed, and ended when their start fails.
+      'eval#*': ['GetItem', 'PutItem', 'Query', 'UpdateItem'],
     });
+    // The eval steps create case runs as the intake does, read what they did, and end the eval's record.
+    expect(dynamoAccess('EvalsStepRole')).toMatchObject({ 'eval#*': ['GetItem', 'UpdateItem'], 'run#*': ['GetItem', 'PutItem', 'UpdateItem'], 'conv#*': ['GetItem', 'Query'] });
     // Marks a run whose execution ended outside its states, frees its session lock, and reads an
     // ended run's answers for its spans (docs/traces.md): nothing more.
     expect(dynamoAccess('ExecutionEndedFunctionRole')).toEqual({

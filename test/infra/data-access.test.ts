@@ -19,9 +19,13 @@ const meant: Record<string, { items?: string[]; objects?: string[] }> = {
   ApprovalRole: { items: ['conversations', 'runs'], objects: ['conversations/'] },
   OrchestratorStateMachineRole: { items: ['runs'] },
   FrontDoorApiRole: {
-    items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend', 'schedules'],
-    objects: ['runs/', 'conversations/', 'workspaces/', 'memories/'],
+    items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'conversations', 'live', 'byOwner', 'byTenant', 'spend', 'schedules', 'evals'],
+    objects: ['runs/', 'conversations/', 'workspaces/', 'memories/', 'evals/'],
   },
+  // Deployed evals: the steps create case runs as the intake does, read what they did, keep the eval's documents and end its record.
+  EvalsStepRole: { items: ['runs', 'idempotency', 'sessions', 'slots', 'agents', 'conversations', 'evals'], objects: ['runs/', 'conversations/', 'workspaces/', 'evals/'] },
+  // The Distributed Map reads its items (evals/<evalId>/cases.json).
+  EvalsStateMachineRole: { objects: ['evals/*/cases.json'] },
   FrontDoorIntakeRole: { items: ['runs', 'idempotency', 'sessions', 'running', 'slots', 'agents', 'spend', 'schedules'], objects: ['runs/'] },
   // The stream function starts runs for POST /agui (a running-runs slot) and holds a slot per open stream.
   LiveStreamRole: { items: ['runs', 'conversations', 'live', 'idempotency', 'sessions', 'running', 'slots', 'streams', 'agents', 'spend'], objects: ['conversations/', 'runs/'] },
@@ -58,7 +62,7 @@ describe('data access of every role', () => {
     expect(beyondMeant(access, meant)).toEqual([]);
     // The evaluator saw the roles that hold data grants, so an empty answer means something.
     expect([...access.keys()].map(withoutHash).sort()).toEqual(
-      ['ApprovalRole', 'ExecutionEndedFunctionRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole', 'InferenceRole', 'LiveStreamRole', 'OrchestratorStateMachineRole', 'ToolRole', 'WorkspaceRole'],
+      ['ApprovalRole', 'EvalsStateMachineRole', 'EvalsStepRole', 'ExecutionEndedFunctionRole', 'FrontDoorApiRole', 'FrontDoorIntakeRole', 'InferenceRole', 'LiveStreamRole', 'OrchestratorStateMachineRole', 'ToolRole', 'WorkspaceRole'],
     );
   });
 

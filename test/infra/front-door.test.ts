@@ -14,6 +14,11 @@ describe('FrontDoor', () => {
       'DELETE /mcp',
       'GET /agents',
       'GET /mcp',
+      'GET /evals',
+      'GET /memories',
+      'GET /memories/{path+}',
+      'DELETE /memories/{path+}',
+      'GET /evals/{evalId}',
       'GET /openapi.json',
       'GET /runs',
       'GET /runs/{runId}',
@@ -22,6 +27,7 @@ describe('FrontDoor', () => {
       'GET /runs/{runId}/files/{path+}',
       'GET /runs/{runId}/messages',
       'POST /mcp',
+      'POST /evals',
       'POST /runs',
       'POST /runs/{runId}/approvals/{toolUseId}',
       'POST /runs/{runId}/cancel',
@@ -82,11 +88,12 @@ describe('FrontDoor', () => {
     expect(sends.map((s) => s.Resource)).toContainEqual({ 'Fn::GetAtt': [queue, 'Arn'] });
   });
 
-  it('lets the API start and stop only orchestrator executions', () => {
+  it('lets the API start orchestrator and eval executions, and stop only orchestrator executions', () => {
     const orchestratorRef = { Ref: logicalIdOf(template, 'OrchestratorStateMachine', 'AWS::StepFunctions::StateMachine') };
+    const evalsRef = { Ref: logicalIdOf(template, 'EvalsStateMachine', 'AWS::StepFunctions::StateMachine') };
     const states = statementsOf(template, 'FrontDoorApiRole').filter((s) => [s.Action].flat().some((a) => /^states:(Start|Stop)/.test(a)));
-    expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StopExecution']);
-    expect(states.find((s) => s.Action === 'states:StartExecution')?.Resource).toEqual(orchestratorRef);
+    expect(states.map((s) => s.Action).sort()).toEqual(['states:StartExecution', 'states:StartExecution', 'states:StopExecution']);
+    expect(states.filter((s) => s.Action === 'states:StartExecution').map((s) => s.Resource)).toEqual([orchestratorRef, evalsRef]);
     expect(JSON.stringify(states.find((s) => s.Action === 'states:StopExecution')?.Resource)).toContain(':execution:');
   });
 
@@ -102,8 +109,11 @@ describe('FrontDoor', () => {
     const s3 = statementsOf(template, 'FrontDoorApiRole').filter((st) => [st.Action].flat().some((a) => a.startsWith('s3:')));
     const byPrefix = (action: string) =>
       s3.filter((st) => [st.Action].flat().includes(action)).flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? []).sort();
-    expect(byPrefix('s3:PutObject')).toEqual(['/runs/*', '/workspaces/*']);
-    expect(byPrefix('s3:GetObject')).toEqual(['/conversations/*', '/runs/*', '/workspaces/*']);
+    // And an eval's suite and items (POST /evals), its report (GET /evals/{evalId}).
+    expect(byPrefix('s3:PutObject')).toEqual(['/evals/*', '/runs/*', '/workspaces/*']);
+    expect(byPrefix('s3:GetObject')).toEqual(['/conversations/*', '/evals/*', '/memories/*', '/runs/*', '/workspaces/*']);
+    // And the caller's memory files (GET and DELETE /memories/{path}), never written by the API.
+    expect(byPrefix('s3:DeleteObject')).toEqual(['/memories/*']);
     expect(s3.find((st) => st.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
   });
 

@@ -8,6 +8,7 @@ describe('StepwiseFunction', () => {
     const functions = template.findResources('AWS::Lambda::Function');
     expect(Object.keys(functions).map(withoutHash).sort()).toEqual([
       'ApprovalFunction',
+      'EvalsStepFunction',
       'ExecutionEndedFunction',
       'FrontDoorApiFunction',
       'FrontDoorIntakeFunction',

@@ -6,6 +6,7 @@ import '../../local/polyfills.js';
 import { Duration } from 'aws-cdk-lib';
 import { StateMachine, type StateMachineDefinition } from 'aws-local-stepfunctions';
 import { describe, expect, it } from 'vitest';
+import { inlineDistributedMaps } from '../../local/runtime/distributed-map.js';
 import { localResources, localStateMachines } from '../../local/definitions.js';
 import { localExternalToolProps, synthesizeTemplate } from '../../local/synth.js';
 
@@ -35,8 +36,10 @@ describe('the state machines the local stack runs', () => {
     ],
   ])('are valid ASL for %s', (_name, props) => {
     const machines = definitions(props);
-    expect(machines.map((m) => m.logicalId)).toEqual([expect.stringContaining('AgentLoop'), expect.stringContaining('Orchestrator')]);
+    expect(machines.map((m) => m.logicalId)).toEqual([expect.stringContaining('AgentLoop'), expect.stringContaining('Orchestrator'), expect.stringContaining('Evals')]);
+    // The evals' Distributed Map runs inline over the items a Task reads first (local/runtime/distributed-map.ts): both forms are valid.
     for (const machine of machines) expect(() => load(machine.definition)).not.toThrow();
+    for (const machine of machines) expect(() => load(inlineDistributedMaps(machine.definition))).not.toThrow();
   });
 
   it('would be refused if one were not', () => {

@@ -38,14 +38,14 @@ describe('Observability', () => {
 
   it('alarms on the throttles of every function, and on the errors of every function but the API\'s', () => {
     const functions = Object.keys(template.findResources('AWS::Lambda::Function')).map((id) => ({ Ref: id }));
-    expect(functions).toHaveLength(7);
+    expect(functions).toHaveLength(8);
     const api = { Ref: logicalIdOf(template, 'FrontDoorApiFunction', 'AWS::Lambda::Function') };
     const watched = (metricName: string) => alarmsOn('AWS/Lambda', metricName).map((a) => (a.Properties.Dimensions as { Value: unknown }[])[0]?.Value);
     expect(watched('Throttles')).toEqual(expect.arrayContaining(functions));
-    expect(watched('Throttles')).toHaveLength(7);
+    expect(watched('Throttles')).toHaveLength(8);
     expect(watched('Errors')).toEqual(expect.arrayContaining(functions.filter((f) => f.Ref !== api.Ref)));
     expect(watched('Errors')).not.toContainEqual(api);
-    expect(watched('Errors')).toHaveLength(6);
+    expect(watched('Errors')).toHaveLength(7);
     for (const alarm of [...alarmsOn('AWS/Lambda', 'Errors'), ...alarmsOn('AWS/Lambda', 'Throttles')]) {
       expect(alarm.Properties).toMatchObject({ ...oneOrMore, Statistic: 'Sum' });
     }
@@ -116,10 +116,10 @@ describe('Observability', () => {
     for (const text of ['Throttles: DynamoDB writes', 'WriteThrottleEvents', 'GlobalSecondaryIndexName', 'runs-by-tenant', 'ThrottledEvents', 'StateTransition']) expect(body).toContain(text);
   });
 
-  it('has 29 alarms and, by default, no alarm actions', () => {
-    // Executions (2 machines x 3, 1 aborted outside Stepwise), functions (7 throttles, 6 errors), API 5xx,
+  it('has 31 alarms and, by default, no alarm actions', () => {
+    // Executions (2 machines x 3, 1 aborted outside Stepwise), functions (8 throttles, 7 errors), API 5xx,
     // stream URL 5xx and stream duration, dead letters, throttles (state transitions, the table, 3 indexes).
-    expect(alarms).toHaveLength(6 + 1 + 13 + 1 + 2 + 1 + 5);
+    expect(alarms).toHaveLength(6 + 1 + 15 + 1 + 2 + 1 + 5);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toBeUndefined();
   });
 
@@ -128,7 +128,7 @@ describe('Observability', () => {
       (app) => new StepwiseStack(app, 'Alarmed', { alarmTopic: new sns.Topic(new Stack(app, 'Topic'), 'Alarms') }),
     );
     const found = Object.values(withTopic.findResources('AWS::CloudWatch::Alarm')) as Resource[];
-    expect(found).toHaveLength(29);
+    expect(found).toHaveLength(31);
     for (const alarm of found) expect(JSON.stringify(alarm.Properties.AlarmActions)).toContain('Topic');
   });
 
@@ -177,9 +177,9 @@ describe('Observability', () => {
     ]);
   }, 60_000);
 
-  it('traces both state machines with X-Ray, their roles allowed to send the segments', () => {
+  it('traces every state machine with X-Ray, their roles allowed to send the segments', () => {
     const machines = template.findResources('AWS::StepFunctions::StateMachine');
-    expect(Object.keys(machines)).toHaveLength(2);
+    expect(Object.keys(machines)).toHaveLength(3);
     for (const machine of Object.values(machines) as Resource[]) {
       expect(machine.Properties.TracingConfiguration).toEqual({ Enabled: true });
       const roleId = (machine.Properties.RoleArn as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];

@@ -71,3 +71,54 @@ describe('Orchestrator', () => {
     }
   });
 });
+
+describe('Evals', () => {
+  type State = Record<string, unknown> & { ItemProcessor?: { StartAt: string; States: Record<string, Record<string, unknown>> } };
+  const states = definitionOf(template, 'Evals').States as Record<string, State>;
+  const cases = states.Cases as State;
+  const orchestratorRef = { Ref: logicalIdOf(template, 'Orchestrator', 'AWS::StepFunctions::StateMachine') };
+  const bucketRef = { Ref: logicalIdOf(template, 'StorageWorkspaces', 'AWS::S3::Bucket') };
+
+  it("reads a suite's cases from S3 in a Distributed Map of standard child executions, as many at once as the eval asks, none failing the eval", () => {
+    expect(cases).toMatchObject({
+      Type: 'Map',
+      ItemReader: {
+        Resource: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::s3:getObject']] },
+        ReaderConfig: { InputType: 'JSON' },
+        Parameters: { Bucket: bucketRef, 'Key.$': '$.itemsKey' },
+      },
+      MaxConcurrencyPath: '$.concurrency',
+      ToleratedFailurePercentage: 100,
+      ItemSelector: { 'evalId.$': '$.evalId', 'owner.$': '$.owner', 'index.$': '$$.Map.Item.Value.index' },
+      Next: 'WriteReport',
+    });
+    expect(cases.ItemProcessor).toMatchObject({ ProcessorConfig: { Mode: 'DISTRIBUTED', ExecutionType: 'STANDARD' }, StartAt: 'StartCase' });
+  });
+
+  it('runs each case as a real orchestrator execution between its steps, and records a case whose steps fail as an error', () => {
+    const item = cases.ItemProcessor?.States ?? {};
+    const sync = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:::states:startExecution.sync:2']] };
+    expect(item.RunCase).toMatchObject({ Resource: sync, Parameters: { StateMachineArn: orchestratorRef, 'Name.$': '$.run.runId', 'Input.$': '$.run.orchestrator' }, Next: 'StartJudges' });
+    // A run that failed is judged from its record all the same.
+    expect(item.RunCase?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: null, Next: 'StartJudges' }]);
+    expect((item.Judges as State).ItemProcessor?.States.RunJudge).toMatchObject({ Resource: sync, Parameters: { StateMachineArn: orchestratorRef, 'Name.$': '$.runId' } });
+    for (const step of ['StartCase', 'StartJudges', 'FinishCase']) {
+      expect(item[step]?.Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.failure', Next: 'CaseError' }]);
+    }
+    expect((item.StartCase?.Retry as { ErrorEquals: string[] }[]).some((r) => r.ErrorEquals.includes('TooManyRuns'))).toBe(true);
+    expect(item.CaseError?.Parameters).toMatchObject({ step: 'caseError', 'failure.$': '$.failure' });
+  });
+
+  it("may read only the suites' items, start the orchestrator and its own map's child executions", () => {
+    // Its role's policy, and the one CDK adds for the Distributed Map's child executions.
+    const statements = statementsOf(template, 'EvalsStateMachine');
+    const selfRef = { Ref: logicalIdOf(template, 'EvalsStateMachine', 'AWS::StepFunctions::StateMachine') };
+    expect(statements).toContainEqual({ Action: 's3:GetObject', Effect: 'Allow', Resource: { 'Fn::Join': ['', [{ 'Fn::GetAtt': [bucketRef.Ref, 'Arn'] }, '/evals/*/cases.json']] } });
+    // The orchestrator (each case and judge), and the evals machine itself (the map's child executions).
+    expect(statements.filter((s) => [s.Action].flat().includes('states:StartExecution')).map((s) => s.Resource)).toEqual([orchestratorRef, selfRef]);
+    // Describe/Stop name the orchestrator's executions exactly (`execution:<name>:*`), never a look-alike's.
+    const executions = { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':states:', { Ref: 'AWS::Region' }, ':', { Ref: 'AWS::AccountId' }, ':execution:', { 'Fn::Select': [6, { 'Fn::Split': [':', orchestratorRef] }] }, ':*']] };
+    expect(statements).toContainEqual({ Action: ['states:DescribeExecution', 'states:StopExecution'], Effect: 'Allow', Resource: executions });
+    expect(statements.filter((s) => [s.Action].flat().some((a) => a.startsWith('s3:')))).toHaveLength(1);
+  });
+});

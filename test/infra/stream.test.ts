@@ -58,7 +58,15 @@ describe('the live stream with IAM auth (the default)', () => {
     expect(maxSeconds).toBe(840);
     expect(maxSeconds).toBeLessThan(stream.Properties.Timeout);
     // The API's card names this URL's /a2a as the A2A interface (the stream function knows its own URL from requests).
-    const { STEPWISE_A2A_URL: a2aUrl, ...apiVariables } = api.Properties.Environment.Variables;
+    // The schedules' and evals' settings are the API's alone: the stream starts runs, not schedules or evals.
+    const {
+      STEPWISE_A2A_URL: a2aUrl,
+      STEPWISE_SCHEDULE_GROUP: _group,
+      STEPWISE_SCHEDULER_ROLE_ARN: _role,
+      STEPWISE_EVENT_BUS_ARN: _bus,
+      STEPWISE_EVALS_ARN: _evals,
+      ...apiVariables
+    } = api.Properties.Environment.Variables;
     expect(a2aUrl).toEqual({ 'Fn::Join': ['', [{ 'Fn::GetAtt': [logicalIdOf(template, 'LiveStreamFunctionFunctionUrl', 'AWS::Lambda::Url'), 'FunctionUrl'] }, 'a2a']] });
     expect(stream.Properties.Environment.Variables).toEqual({
       ...apiVariables,

@@ -443,6 +443,58 @@ describe('stepwise eval', () => {
   }, 60_000);
 });
 
+describe('POST /evals', () => {
+  it('runs a suite on the evals state machine, each case a real run: passing, failing and erroring cases reported, another caller told nothing', async () => {
+    const adds = local.book.add('deployed-adds', { turn: use(['toolu_r', 'read_file', { path: 'in.txt' }]) }, { turn: say('The sum is 5.') });
+    const wrong = local.book.add('deployed-wrong', { turn: say('The sum is 6.') });
+    const judge = local.book.respondWith('deployed-judge', () => ({ turn: use(['toolu_verdict', 'final_answer', { pass: true, reason: 'It says five.' }]) }));
+    const suite = {
+      name: 'deployed-eval',
+      mode: 'single',
+      cases: [
+        {
+          id: 'adds',
+          goal: `${adds} Add the numbers in in.txt.`,
+          files: { 'in.txt': '2 3' },
+          expect: [{ type: 'contains', value: '5' }, { type: 'toolCalled', tool: 'read_file', times: 1 }, { type: 'fileContains', path: 'in.txt', value: '2 3' }, { type: 'judge', rubric: `${judge} Says five.` }],
+        },
+        { id: 'wrong', goal: `${wrong} Add 2 and 3.`, expect: [{ type: 'contains', value: '5' }] },
+        { id: 'broken', goal: '[[deployed-unscripted]] Add 2 and 3.', expect: [{ type: 'contains', value: '5' }] },
+      ],
+    };
+    const refused = await local.post('/evals', { suite: { ...suite, cases: [{ id: 'x', goal: '', expect: [{ type: 'regex' }] }] } });
+    expect([refused.status, (refused.body.error as { issues: { path: string }[] }).issues.map((i) => i.path)]).toEqual([400, ['suite.cases.0.goal', 'suite.cases.0.expect.0.pattern']]);
+
+    const started = await local.post('/evals', { suite, concurrency: 2 });
+    expect(started.status).toBe(202);
+    const evalId = String(started.body.evalId);
+    let view = (await local.get(`/evals/${evalId}`)).body;
+    for (const deadline = Date.now() + 30_000; view.status === 'running' && Date.now() < deadline; view = (await local.get(`/evals/${evalId}`)).body) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    const report = view.report as EvalReport;
+    expect([view.status, report.cases.map((c) => [c.id, c.status, c.checks.map((check) => check.pass)])]).toEqual([
+      'succeeded',
+      [
+        ['adds', 'pass', [true, true, true, true]],
+        ['wrong', 'fail', [false]],
+        ['broken', 'error', []],
+      ],
+    ]);
+    expect(report.cases[0]?.checks[3]?.reason).toBe('It says five.');
+    expect(report.cases[2]?.error).toMatch(/^the run failed: ModelRequestInvalid: /);
+    expect(view.summary).toMatchObject({ total: 3, passed: 1, failed: 1, errored: 1 });
+    // Each case was a run of the caller's, recording the eval.
+    const caseRun = (await local.get(`/runs/${String(report.cases[0]?.runId)}`)).body;
+    expect([caseRun.status, caseRun.evalId]).toEqual(['succeeded', evalId]);
+    expect(((await local.get('/evals')).body.items as { evalId: string }[])[0]?.evalId).toBe(evalId);
+
+    const { token } = (await local.post('/_local/tokens', { sub: 'eve' })).body as { token: string };
+    const asEve = await fetch(`${local.stack.url}/evals/${evalId}`, { headers: { authorization: `Bearer ${token}` } });
+    expect([asEve.status, ((await asEve.json()) as { error: { code: string } }).error.code]).toEqual([404, 'NotFound']);
+  }, 60_000);
+});
+
 describe('the stepwise command', () => {
   /** A copy of the command beside a stand-in bundle and source that each say which of them ran. */
   function commandCopy(): string {

@@ -12,6 +12,7 @@
  *   live#<runId>            the answers being generated, per model call (adapters/dynamo/live-text.ts)
  *   agent#<name>            the versions of an agent definition runs follow (agents.ts)
  *   schedule#<tenantKey>    schedules, sorted by owner (schedules.ts)
+ *   eval#<ownerKey>         an owner's deployed evals, one item each (evals.ts)
  *
  * and three indexes over run records, each keyed by a prefix of its own, so IAM can tell them
  * apart (`dynamodb:LeadingKeys`): runs by owner, by tenant, and the running runs of an owner
@@ -28,6 +29,7 @@ export const itemFamilies = {
   live: 'live#',
   agents: 'agent#',
   schedules: 'schedule#',
+  evals: 'eval#',
   slots: 'slot#',
   streams: 'stream#',
   byOwner: 'owner#',

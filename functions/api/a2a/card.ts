@@ -67,7 +67,7 @@ function securityOf(auth: CardAuth): { securitySchemes: Record<string, SecurityS
       value: {
         scheme: 'Bearer',
         bearerFormat: 'JWT',
-        description: auth === 'jwt' ? "A token of the deployment's issuer, for one of its audiences." : 'A token of the local issuer (`POST /_local/tokens`); without one the caller is `local`.',
+        description: auth === 'jwt' ? "A token of the deployment's issuer, for one of its audiences." : 'A token of the local issuer (`stepwise token`); without one the caller is `local`.',
       },
     },
   };

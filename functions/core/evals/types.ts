@@ -179,3 +179,61 @@ export interface IncreaseThresholds {
   iterationsRatio: number;
   iterationsFloor: number;
 }
+
+/** What a deployed eval is doing: running its cases, done (its report written), or stopped by a fault of its own. */
+export const EvalStatus = z.enum(['running', 'succeeded', 'failed']);
+export type EvalStatus = z.infer<typeof EvalStatus>;
+
+/** A deployed eval (`POST /evals`), kept per owner: another caller's eval is not found. */
+export interface EvalRecord {
+  evalId: string;
+  name: string;
+  owner: { principal: string; tenant?: string | undefined };
+  status: EvalStatus;
+  cases: number;
+  concurrency: number;
+  createdAt: string;
+  updatedAt: string;
+  /** The report's totals, once it is written (the report itself is kept beside the cases). */
+  summary?: ReportSummary;
+  /** Why the eval failed. */
+  error?: string;
+}
+
+/** Deployed evals' records, keyed by owner (`eval#<ownerKey>`). */
+export interface EvalStore {
+  /** Records a new eval; `false` when one of that id exists already. */
+  create(record: EvalRecord): Promise<boolean>;
+  get(owner: EvalRecord['owner'], evalId: string): Promise<EvalRecord | undefined>;
+  /** The owner's evals, newest first. */
+  list(owner: EvalRecord['owner'], limit: number): Promise<EvalRecord[]>;
+  /** Ends a running eval: its status, with the report's totals or the reason it failed. */
+  finish(owner: EvalRecord['owner'], evalId: string, outcome: { status: 'succeeded' | 'failed'; summary?: ReportSummary; error?: string }, now: string): Promise<void>;
+}
+
+/** The JSON documents of deployed evals (`evals/<evalId>/…` in the bucket): the suite, the map's items, each case's result, the report. */
+export interface EvalObjects {
+  put(key: string, value: unknown): Promise<void>;
+  /** The document, or `undefined` when there is none. */
+  get(key: string): Promise<unknown>;
+}
+
+/** What the evals state machine is started with: ids, the owner and the concurrency only (invariant 1). */
+export interface EvalExecutionInput {
+  evalId: string;
+  owner: EvalRecord['owner'];
+  /** The key of the items the Distributed Map reads (`evals/<evalId>/cases.json`). */
+  itemsKey: string;
+  concurrency: number;
+}
+
+/** Starts an eval's execution, named after the eval: starting it twice starts it once. */
+export interface EvalStarter {
+  start(input: EvalExecutionInput): Promise<void>;
+}
+
+/** One item of the Distributed Map: a case by its place in the suite. */
+export interface EvalItem {
+  index: number;
+  id: string;
+}

@@ -60,6 +60,8 @@ export const Run = z.object({
   agent: AgentRef.optional(),
   /** The workflow the run was started with (`plan-and-build` for `mode: "multi"`) and its version. */
   workflow: z.object({ name: z.string(), version: z.string() }).optional(),
+  /** The deployed eval whose case (or judge) this run is (docs/evals.md, "Deployed"). */
+  evalId: z.string().optional(),
   /**
    * The definition each agent of the run follows, with its place in the run (the conversation it
    * keeps), in the order they work: fixed when the run starts, so a deployment that changes an
