@@ -142,7 +142,6 @@ export class Evals extends Construct {
       tracingEnabled: true,
       logs: { destination: logGroup, level: sfn.LogLevel.ALL, includeExecutionData: false },
     });
-    storage.grantTableKey(this.stateMachine, 'read');
     const orchestratorId = Stack.of(this).getLogicalId(props.orchestrator.node.defaultChild as sfn.CfnStateMachine);
     const selfId = Stack.of(this).getLogicalId(this.stateMachine.node.defaultChild as sfn.CfnStateMachine);
     const fnId = Stack.of(this).getLogicalId(fn.node.defaultChild as lambda.CfnFunction);

@@ -186,9 +186,10 @@ describe('StepwiseAgents with agents of your own, deployed', () => {
   it('bundles the definitions into the code of the functions that start runs, and of no other', () => {
     const carries = (text: string) => Object.keys(code).filter((handler) => code[handler]?.includes(text)).sort();
     // esbuild writes each define as a string literal of the definitions' JSON.
-    expect(carries(triage.instructions)).toEqual(['api', 'run-requested', 'stream']);
-    expect(carries(review.description)).toEqual(['api', 'run-requested', 'stream']);
-    expect(Object.keys(code).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference', 'run-requested', 'stream', 'tool']);
+    // The eval steps start runs too (a deployed eval's cases, as the intake does).
+    expect(carries(triage.instructions)).toEqual(['api', 'eval-step', 'run-requested', 'stream']);
+    expect(carries(review.description)).toEqual(['api', 'eval-step', 'run-requested', 'stream']);
+    expect(Object.keys(code).sort()).toEqual(['api', 'approval', 'eval-step', 'execution-ended', 'inference', 'run-requested', 'stream', 'tool']);
   });
 
   it('lets the inference step write a run\'s long goal when an agent calls agents (it makes each child run)', () => {

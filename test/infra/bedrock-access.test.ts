@@ -51,11 +51,11 @@ describe('StepwiseStack on Bedrock', () => {
 
   it('builds the inference function from the Bedrock entry, so its bundle carries no Anthropic key path', () => {
     const handlers = functionsOf(bedrock).map((f) => f.Properties.Environment.Variables.STEPWISE_HANDLER);
-    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'execution-ended', 'inference-bedrock', 'run-requested', 'stream', 'tool']);
+    expect(handlers.filter(Boolean).sort()).toEqual(['api', 'approval', 'eval-step', 'execution-ended', 'inference-bedrock', 'run-requested', 'stream', 'tool']);
   });
 
-  it('tells the API, the intake and the stream (POST /agui) which models a run may ask for, the deployment model first', () => {
-    const starters = ['api', 'run-requested', 'stream'];
+  it('tells the API, the intake, the stream (POST /agui) and the eval steps which models a run may ask for, the deployment model first', () => {
+    const starters = ['api', 'eval-step', 'run-requested', 'stream'];
     expect(starters.map((handler) => functionEnv(handler).STEPWISE_ALLOWED_MODELS)).toEqual(starters.map(() => `${model},${haiku}`));
     const allowed = functionsOf(stepwiseStack().template).map((f) => f.Properties.Environment.Variables.STEPWISE_ALLOWED_MODELS);
     expect(allowed.filter(Boolean)).toEqual(starters.map(() => 'claude-sonnet-4-5'));

@@ -18,9 +18,9 @@ describe('the example app (StepwiseAgents in a stack of your own)', () => {
   });
 
   it('builds all of Stepwise under the construct, beside the stack\'s own resources', () => {
-    expect(Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => id.startsWith('Agents'))).toHaveLength(7);
+    expect(Object.keys(template.findResources('AWS::Lambda::Function')).filter((id) => id.startsWith('Agents'))).toHaveLength(8);
     expect(Object.keys(template.findResources('AWS::StepFunctions::StateMachine')).every((id) => id.startsWith('Agents'))).toBe(true);
-    template.resourceCountIs('AWS::StepFunctions::StateMachine', 2);
+    template.resourceCountIs('AWS::StepFunctions::StateMachine', 3);
     template.resourceCountIs('AWS::SNS::Topic', 1);
     template.hasOutput('ApiUrl', {});
     template.hasOutput('StreamUrl', {});
@@ -61,7 +61,7 @@ describe('the example app (StepwiseAgents in a stack of your own)', () => {
   it('sends every alarm to the stack\'s topic', () => {
     const topicId = Object.keys(template.findResources('AWS::SNS::Topic'))[0];
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: { AlarmActions?: unknown } }[];
-    expect(alarms).toHaveLength(24);
+    expect(alarms).toHaveLength(31);
     for (const alarm of alarms) expect(alarm.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
   });
 
@@ -71,7 +71,7 @@ describe('the example app (StepwiseAgents in a stack of your own)', () => {
     expect(agents.functions.tool).toBe(agents.tool.function);
     expect(agents.stateMachines.orchestrator).toBe(agents.orchestrator.stateMachine);
     expect([agents.table, agents.bucket, agents.api, agents.bus, agents.dashboard].every(Boolean)).toBe(true);
-    expect(agents.alarms).toHaveLength(24);
+    expect(agents.alarms).toHaveLength(31);
     expect(agents.functions.executionEnded).toBe(agents.executionEnded.function.function);
     expect(agents.functions.stream).toBe(agents.liveStream.function.function);
     expect(agents.streamUrl).toBe(agents.liveStream.url);

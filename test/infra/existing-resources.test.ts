@@ -142,7 +142,7 @@ describe('StepwiseAgents with a table, bucket and bus of your own', () => {
 
   it('tells every function your table and bucket, and puts the intake rule on your bus', () => {
     const told = functionsOf(template).filter((fn: FunctionResource) => fn.Properties.Environment.Variables.STEPWISE_TABLE !== undefined);
-    expect(told).toHaveLength(7);
+    expect(told).toHaveLength(8);
     for (const fn of told) {
       expect(fn.Properties.Environment.Variables).toMatchObject({ STEPWISE_TABLE: 'team-table', STEPWISE_BUCKET: 'team-bucket' });
     }

@@ -12,9 +12,14 @@ describe('StepwiseAgents', () => {
     expect(assume?.Resource).toEqual({ 'Fn::GetAtt': [workspaceRoleId, 'Arn'] });
 
     const ws = statementsOf(template, 'WorkspaceRoleDefaultPolicy');
-    expect(ws.flatMap((st) => [st.Action].flat()).sort()).toEqual(['s3:GetObject', 's3:ListBucket', 's3:PutObject']);
-    expect(ws.flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? [])).toEqual(['/workspaces/*']);
-    expect(ws.find((st) => st.Action === 's3:ListBucket')?.Condition).toEqual({ StringLike: { 's3:prefix': ['workspaces/*'] } });
+    // Workspaces, and the memory scopes (docs/memory.md): each call narrows these to one prefix with a session policy.
+    expect([...new Set(ws.flatMap((st) => [st.Action].flat()))].sort()).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:ListBucket', 's3:PutObject']);
+    expect(ws.flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? []).sort()).toEqual(['/memories/*', '/workspaces/*']);
+    expect(ws.filter((st) => st.Action === 's3:ListBucket').map((st) => st.Condition)).toEqual([
+      { StringLike: { 's3:prefix': ['workspaces/*'] } },
+      { StringLike: { 's3:prefix': ['memories/*'] } },
+    ]);
+    expect(ws.filter((st) => [st.Action].flat().includes('s3:DeleteObject')).flatMap((st) => JSON.stringify(st.Resource).match(/\/[a-z]+\/\*/g) ?? [])).toEqual(['/memories/*']);
     const role = template.findResources('AWS::IAM::Role')[workspaceRoleId] as { Properties: { AssumeRolePolicyDocument: unknown } };
     expect(JSON.stringify(role.Properties.AssumeRolePolicyDocument)).toContain(logicalIdOf(template, 'ToolRole', 'AWS::IAM::Role'));
     expect(policiesWhere(template, (json) => json.includes('sts:AssumeRole') && json.includes(workspaceRoleId))).toEqual(['ToolRoleDefaultPolicy']);

@@ -90,6 +90,8 @@ describe('Storage', () => {
     expect(touching).toEqual({
       FrontDoorApiRoleDefaultPolicy: write,
       FrontDoorIntakeRoleDefaultPolicy: write,
+      // The eval steps start a deployed eval's case runs as the intake does.
+      EvalsStepRoleDefaultPolicy: write,
       LiveStreamRoleDefaultPolicy: write,
       InferenceRoleDefaultPolicy: statement('dynamodb:GetItem'),
       ToolRoleDefaultPolicy: statement('dynamodb:GetItem'),
