@@ -545,6 +545,7 @@ describe('the stepwise command', () => {
       'bin/cli/client.ts',
       'bin/cli/describe.ts',
       'bin/cli/memories.ts',
+      'bin/cli/schedules.ts',
       'bin/cli/watch.ts',
       'bin/stepwise.ts',
       'functions/api/client.ts',

@@ -3,7 +3,8 @@ import { say, use } from '../support/agents.js';
 import { isSummaryRequest } from '../support/compaction.js';
 import { useLocalStack } from '../support/local-stack.js';
 
-const local = useLocalStack();
+// Compaction is what this run shows: context editing, on by default, would keep it under the threshold.
+const local = useLocalStack({ STEPWISE_CONTEXT_EDITING: 'off' });
 
 describe('a long run', () => {
   it('runs 200 iterations with 100 KB tool outputs while every state payload stays small, compacting as it goes', async () => {
