@@ -1,6 +1,5 @@
 /** `stepwise schedules`: list, create, show, pause, resume and delete schedules (docs/schedules.md). */
-import { readFile } from 'node:fs/promises';
-import { type Command, InvalidArgumentError, Option } from 'commander';
+import type { Command } from 'commander';
 import type { ApiClient } from '../../functions/api/client.js';
 
 type CreateBody = Parameters<ApiClient['createSchedule']>[0];
@@ -51,7 +50,8 @@ export function scheduleCommands(program: Command, deps: ScheduleCommandDeps, ta
     .option('--name <name>', 'what to call it')
     .option('--schedule <expression>', 'cron(min hour day-of-month month day-of-week year) or rate(N minutes|hours|days)')
     .option('--timezone <zone>', 'an IANA time zone for cron, e.g. Europe/Berlin (default UTC)')
-    .addOption(new Option('--overlap <what>', 'a firing while the last run still runs: skip it (default) or allow another run').choices(['skip', 'allow']))
+    // Made by the program itself, so this file adds no import of commander to the bundle.
+    .addOption(schedules.createOption('--overlap <what>', 'a firing while the last run still runs: skip it (default) or allow another run').choices(['skip', 'allow']))
     .option('--goal <text>', "the run's goal")
     .option('--agent <name>', 'the agent to run (GET /agents)')
     .action(async (opts: { file?: string; name?: string; schedule?: string; timezone?: string; overlap?: string; goal?: string; agent?: string }) => {
@@ -90,7 +90,9 @@ export function scheduleCommands(program: Command, deps: ScheduleCommandDeps, ta
 }
 
 async function jsonFile(path: string): Promise<Record<string, unknown>> {
+  // Loaded only to read a file, so starting the CLI loads nothing more.
+  const { readFile } = await import('node:fs/promises');
   const parsed: unknown = JSON.parse(await readFile(path, 'utf8'));
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidArgumentError(`${path} must hold a JSON object`);
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error(`${path} must hold a JSON object`);
   return parsed as Record<string, unknown>;
 }
