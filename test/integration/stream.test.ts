@@ -6,6 +6,7 @@ import { type AGUIEvent, EventType } from '@ag-ui/core';
 import { HttpAgent } from '@ag-ui/client';
 import { Documents } from '../../functions/adapters/dynamo/documents.js';
 import { seqKey } from '../../functions/core/conversation/conversation.js';
+import { defaultFollowSettings } from '../../functions/core/stream/follow.js';
 import { awsClients, readEnv } from '../../functions/wiring/wire.js';
 import { apiClient as consoleClient } from '../../console/src/api.js';
 import { followRun } from '../../console/src/follow.js';
@@ -162,7 +163,8 @@ describe('GET /runs/{runId}/events on the local stack', () => {
     // Nothing else reads while the run waits for a reviewer: any Query now would be the stream's.
     await new Promise((r) => setTimeout(r, 1000));
     local.stack.requestCounter.reset();
-    await new Promise((r) => setTimeout(r, 9000));
+    // Longer than the slowest poll of a follower (its idle interval), so one still following would read.
+    await new Promise((r) => setTimeout(r, defaultFollowSettings.idlePollMs + 1000));
     expect((await local.stack.requestCounter.snapshot()).dynamo).toEqual({});
     await local.post(`/runs/${runId}/approvals/toolu_w`, { decision: 'approve' });
     expect((await local.waitFor(runId)).status).toBe('succeeded');
