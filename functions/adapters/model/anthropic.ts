@@ -10,7 +10,10 @@
  * the text and tool input so far. A failure in the middle of a stream (an `error` event, a
  * dropped connection, an answer that outlasts `timeoutMs`) maps to the same named errors.
  */
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { BaseAnthropic } from '@anthropic-ai/sdk/client';
+import { APIConnectionError, APIError } from '@anthropic-ai/sdk/core/error';
+import { Messages } from '@anthropic-ai/sdk/resources/messages/messages';
 import type { ContextEditing } from '../../core/compaction/types.js';
 import { ContentBlock, type Message, StopReason } from '../../core/model/messages.js';
 import { ContextWindowExceeded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelOverloaded, ModelThrottled, ModelUnavailable, type PartialBlock } from '../../core/model/types.js';
@@ -47,15 +50,23 @@ export function streamBudgetMs(timeoutMs: number, maxRetries: number): number {
 
 const ephemeral = { type: 'ephemeral' } as const;
 
+/**
+ * The SDK's client with the Messages API alone: its whole \`Anthropic\` client constructs every
+ * resource (models, files, beta, organization, …), about 300 KiB more in each function's bundle.
+ */
+class MessagesClient extends BaseAnthropic {
+  readonly messages = new Messages(this);
+}
+
 export class AnthropicProvider implements ModelProvider {
-  private client: Promise<Anthropic> | undefined;
+  private client: Promise<MessagesClient> | undefined;
 
   constructor(private readonly options: AnthropicProviderOptions) {}
 
-  private connect(): Promise<Anthropic> {
+  private connect(): Promise<MessagesClient> {
     this.client ??= (async () => {
       const { apiKey } = this.options;
-      return new Anthropic({
+      return new MessagesClient({
         apiKey: typeof apiKey === 'string' ? apiKey : await apiKey(),
         ...(this.options.baseURL ? { baseURL: this.options.baseURL } : {}),
         timeout: this.options.timeoutMs ?? defaultTimeoutMs,
@@ -94,7 +105,7 @@ export class AnthropicProvider implements ModelProvider {
  * (Anthropic, Bedrock).
  */
 export async function streamMessage(
-  messages: Pick<Anthropic['messages'], 'stream'>,
+  messages: Pick<Messages, 'stream'>,
   body: Anthropic.MessageCreateParamsNonStreaming,
   request: ModelRequest,
   budgetMs: number,
@@ -253,10 +264,10 @@ const clientErrorTypes = new Set(['invalid_request_error', 'authentication_error
  * error without a status is an `error` event in the middle of a stream, named by its type.
  */
 export function mapError(error: unknown): Error {
-  if (error instanceof Anthropic.APIConnectionError) {
+  if (error instanceof APIConnectionError) {
     return new ModelUnavailable(`The model could not be reached: ${error.message}`, { cause: error });
   }
-  if (!(error instanceof Anthropic.APIError)) {
+  if (!(error instanceof APIError)) {
     return new ModelUnavailable(`The model call failed: ${String(error)}`, { cause: error });
   }
   if (error.status === undefined) return mapStreamError(error);
@@ -285,7 +296,7 @@ export function mapError(error: unknown): Error {
 }
 
 /** An `error` event in the middle of a stream (or an aborted stream), by its error type. */
-function mapStreamError(error: InstanceType<typeof Anthropic.APIError>): Error {
+function mapStreamError(error: APIError): Error {
   const type = error.type ?? '';
   const detail = error.apiMessage ?? error.message;
   const options = { cause: error };

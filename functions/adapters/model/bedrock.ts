@@ -10,7 +10,8 @@
  * stream the SDK reads as the Messages API's stream events (see `streamMessage`).
  */
 import { AnthropicBedrock } from '@anthropic-ai/bedrock-sdk/client';
-import Anthropic from '@anthropic-ai/sdk';
+import type Anthropic from '@anthropic-ai/sdk';
+import { APIConnectionError, APIError } from '@anthropic-ai/sdk/core/error';
 import * as z from 'zod';
 import { ContextWindowExceeded, ModelAccessDenied, ModelOverloaded, type ModelProvider, type ModelRequest, ModelRequestInvalid, type ModelResponse, ModelThrottled, ModelUnavailable } from '../../core/model/types.js';
 import { betaHeaders, fromWire, mapError, streamBudgetMs, streamMessage, toWire } from './anthropic.js';
@@ -93,7 +94,7 @@ const tooLong = /input is too long|prompt is too long|context window|too many (i
  */
 export function mapBedrockError(error: unknown, model: string): Error {
   // Connection faults, timeouts and credential lookups fail alike on both SDKs.
-  if (error instanceof Anthropic.APIConnectionError || !(error instanceof Anthropic.APIError)) return mapError(error);
+  if (error instanceof APIConnectionError || !(error instanceof APIError)) return mapError(error);
   // In a stream, the SDK turns Bedrock's exception events into `error` events typed by the
   // exception's name (`throttlingException`); an Anthropic error type is the model's own.
   const streamed = error.status === undefined;
@@ -160,7 +161,7 @@ function upperFirst(text: string): string {
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
 
-function retryAfter(error: InstanceType<typeof Anthropic.APIError>): number | undefined {
+function retryAfter(error: APIError): number | undefined {
   const seconds = Number(error.headers?.get('retry-after') ?? Number.NaN);
   return Number.isFinite(seconds) ? seconds : undefined;
 }
