@@ -25,6 +25,8 @@ import { toolStep } from '../../functions/core/steps/tool.js';
 import type { ChildStart, ToolInput } from '../../functions/core/steps/types.js';
 import { BudgetExceeded } from '../../functions/core/budgets/types.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
+import { agentSpanId, chatSpanId, toolSpanId } from '../../functions/core/traces/context.js';
+import type { SpanRecord } from '../../functions/core/traces/types.js';
 import { RecordingStarter } from '../support/api.js';
 import { MemoryAgentDefinitionStore, newRun } from '../support/memory.js';
 import { marked, memoryCore, say, use } from '../support/agents.js';
@@ -427,6 +429,30 @@ describe('the tool step of a call of an agent', () => {
     expect(parent?.estimatedCostUsd).toBeCloseTo(sonnet(1_000, 100) + sonnet(2_000, 50), 12);
     // The parent's own agent spent only its own call.
     expect(parent?.usageByAgent?.lead).toEqual(tokens(1_000, 100));
+  });
+
+  it('traces the child in its parent\'s trace: its run span under the call\'s span, sent with the call\'s when the call answers', async () => {
+    const w = await world();
+    const trace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true };
+    Object.assign(w.record('parent') as Run, { trace });
+    const spans: SpanRecord[] = [];
+    const deps = { ...w.deps, traces: { tracer: { enabled: true, captureContent: false, emit: (span: SpanRecord) => void spans.push(span), flush: async () => undefined }, provider: 'anthropic' } };
+    const turn = await w.step('parent', 'lead', calls(['toolu_1', 'agent_helper', { goal: 'Add 2 and 3.' }]), deps);
+    const childId = childRunIdOf('parent', 'toolu_1');
+    const callSpan = toolSpanId(trace, 'parent', 'toolu_1');
+    const child = w.record(childId)?.trace;
+    expect(child).toEqual({ traceId: trace.traceId, spanId: expect.stringMatching(/^[0-9a-f]{16}$/), parentSpanId: callSpan, sampled: true });
+    // Made again (a retried step), the child names the same span.
+    expect((await w.start('parent', 'toolu_1', 'agent_helper', { goal: 'Add 2 and 3.' })) && w.record(childId)?.trace).toEqual(child);
+    await w.step(childId, 'helper', answers('5'), deps);
+    await toolStep(w.call('parent', 'lead', turn.seq, 'toolu_1'), deps);
+    expect(spans.map((s) => [s.name, s.traceId, s.spanId, s.parentSpanId])).toEqual([
+      ['chat claude-sonnet-4-5', trace.traceId, chatSpanId(trace, 'parent', 'lead', 0), agentSpanId(trace, 'parent', 'lead')],
+      ['chat claude-sonnet-4-5', trace.traceId, chatSpanId(child!, childId, 'helper', 0), agentSpanId(child!, childId, 'helper')],
+      ['execute_tool agent_helper', trace.traceId, callSpan, agentSpanId(trace, 'parent', 'lead')],
+      ['invoke_agent helper', trace.traceId, agentSpanId(child!, childId, 'helper'), child!.spanId],
+      ['invoke_workflow helper', trace.traceId, child!.spanId, callSpan],
+    ]);
   });
 
   it('answers with the child\'s output as JSON when its agent has an output schema', async () => {

@@ -28,6 +28,7 @@ import { type ToolUseBlock, zeroUsage } from '../model/messages.js';
 import type { Run, RunStore } from '../runs/types.js';
 import type { ChildStart, ToolInput } from '../steps/types.js';
 import { describeIssues } from '../tools/registry.js';
+import { childRunTrace } from '../traces/context.js';
 import { type ChildRuns, type Tool, type ToolContext, ToolFailure } from '../tools/types.js';
 
 /** How deep agents may call agents: a run at this depth may not start a child. */
@@ -127,6 +128,8 @@ export async function startChild(parentRunId: string, call: ToolUseBlock, deps: 
     agents: [{ place, ...ref }, ...(parent.agents ?? []).filter((agent) => agent.callee)],
     parentRunId: parent.runId,
     depth: (parent.depth ?? 0) + 1,
+    // One trace with its parent: the child's spans hang under the parent's span of the call.
+    ...(parent.trace ? { trace: childRunTrace(parent.trace, parent.runId, call.id, runId) } : {}),
     // Its goal is the parent's model output: a parent that read untrusted content passes it on.
     ...(parent.untrustedContent ? { untrustedContent: true as const } : {}),
     ...(approvals ? { approvals } : {}),

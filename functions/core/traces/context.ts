@@ -29,6 +29,15 @@ export function newRunTrace(traceparent: string | undefined, random: (bytes: num
   return { traceId: random(16).toString('hex'), spanId, sampled: true };
 }
 
+/**
+ * A child run's trace (a call of an agent): the parent's trace, its run span a child of the
+ * parent's \`execute_tool\` span for the call, its id derived from the child run, so a retried
+ * step that makes the child again names the same span.
+ */
+export function childRunTrace(parent: RunTrace, parentRunId: string, toolUseId: string, childRunId: string): RunTrace {
+  return { traceId: parent.traceId, spanId: spanIdOf(parent.traceId, childRunId, 'run'), parentSpanId: toolSpanId(parent, parentRunId, toolUseId), sampled: parent.sampled };
+}
+
 /** A span id derived from the trace and a step's keys: the same keys, the same span, however often the step runs. */
 export function spanIdOf(traceId: string, ...keys: (string | number)[]): string {
   const id = createHash('sha256').update([traceId, ...keys].join('\u0000')).digest('hex').slice(0, 16);

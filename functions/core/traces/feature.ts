@@ -4,10 +4,12 @@
  * retried step that finds its answer or result stored calls nothing, and so describes nothing:
  * a span's usage is never sent twice. Nothing is described when the deployment has no tracer.
  */
+import { childRunIdOf } from '../children/children.js';
 import { modelMessages } from '../compaction/context.js';
 import { runTrace } from '../runs/controls.js';
 import type { InferenceFeature, ModelCall, ToolFeature } from '../steps/hooks.js';
 import type { ToolInput } from '../steps/types.js';
+import { endedRunSpans } from './run-ended.js';
 import { chatSpan, toolSpan } from './spans.js';
 
 /** The model calls each step has made so far (a retry after "prompt is too long" is its second). */
@@ -85,5 +87,11 @@ export const tracesToolFeature: ToolFeature = {
         traces.tracer.captureContent,
       ),
     );
+    // A call of an agent answers once its child run has ended: the child's own run and agent
+    // spans go now, under this call's span (no completion event is sent for a child run).
+    if (outcome.from?.kind === 'agent') {
+      const child = await deps.runs.get(childRunIdOf(input.runId, outcome.call.id));
+      if (child?.trace?.sampled && child.status !== 'running') for (const span of await endedRunSpans(child, { conversations: deps.conversations, traces })) traces.tracer.emit(span);
+    }
   },
 };
