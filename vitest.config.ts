@@ -20,12 +20,16 @@ export default defineConfig({
       // importing than testing); the files that wire handler modules from the environment, or
       // otherwise depend on a fresh module state, run isolated with the rest.
       { extends: true, test: { name: 'unit', include: ['test/unit/**/*.test.ts'], exclude: [...configDefaults.exclude, ...isolatedUnitTests], isolate: false } },
-      // The local stacks of one run share their synthesized templates (test/support/template-cache.ts).
+      // The local stacks of one run share their synthesized templates (test/support/template-cache.ts),
+      // and the files their workers' loaded modules: each stack loads handler modules of its own
+      // (local/stack.ts), and the environment a file changed is restored after it (test/support/setup.ts).
+      // A fresh process per file spent 140 s of the suite importing.
       {
         extends: true,
         test: {
           name: 'runtime',
           include: ['test/**/*.test.ts'],
+          isolate: false,
           exclude: [...configDefaults.exclude, 'test/infra/**', 'test/unit/**'],
           globalSetup: ['test/support/template-cache.ts'],
         },

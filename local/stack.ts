@@ -93,6 +93,9 @@ export interface LocalStack {
  * so a busy port (`PortInUse`) or a data folder in use (`DataDirInUse`) is reported at once;
  * until the stack is ready the API answers 503. Whatever started is stopped again on failure.
  */
+/** How many stacks this process has started. */
+let stacksStarted = 0;
+
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   let app: { fetch(request: Request): Response | Promise<Response> } | undefined;
   const around = options.aroundApi ?? (<T>(work: () => T) => work());
@@ -154,16 +157,21 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
     // Locally the handler modules read this process's environment, not the template's, so its
     // STEPWISE_PROVIDER picks the inference module (the one a deployment on that provider bundles)
     // and binds it to whichever inference entry the template names.
-    const inference = (
-      process.env.STEPWISE_PROVIDER === 'bedrock' ? await import('../functions/handlers/inference-bedrock.js') : await import('../functions/handlers/inference.js')
-    ).handler;
+    // A later stack of this process (the tests share their workers' modules) loads copies of its
+    // own, told apart by a query, so that they wire themselves from this stack's environment.
+    const copy = stacksStarted++ === 0 ? '' : `?stack=${stacksStarted}`;
+    const handlerModule = (name: string) => {
+      const specifier = `../functions/handlers/${name}.js${copy}`;
+      return import(/* @vite-ignore */ specifier) as Promise<{ handler: LocalHandler }>;
+    };
+    const inference = (await handlerModule(process.env.STEPWISE_PROVIDER === 'bedrock' ? 'inference-bedrock' : 'inference')).handler;
     const modules: Record<string, LocalHandler> = {
       inference,
       'inference-bedrock': inference,
-      tool: (await import('../functions/handlers/tool.js')).handler,
-      approval: (await import('../functions/handlers/approval.js')).handler,
+      tool: (await handlerModule('tool')).handler,
+      approval: (await handlerModule('approval')).handler,
       // Loaded at its first step: it wires itself from the environment, which names the orchestrator only once the runtime exists.
-      'eval-step': async (event) => (await import('../functions/handlers/eval-step.js')).handler(event),
+      'eval-step': async (event) => (await handlerModule('eval-step')).handler(event),
     };
     const wrap = options.wrapHandler ?? ((_name: string, handler: LocalHandler) => handler);
     const handlers = Object.fromEntries(Object.entries(modules).map(([name, handler]) => [name, wrap(name, handler)]));
@@ -252,7 +260,7 @@ export async function startLocalStack(options: LocalStackOptions = {}): Promise<
 
     // The execution-ended rule: the orchestrator's ABORTED/FAILED/TIMED_OUT status events go to
     // its function, as deployed; the same pattern decides.
-    const executionEnded = wrap('execution-ended', (await import('../functions/handlers/execution-ended.js')).handler);
+    const executionEnded = wrap('execution-ended', (await handlerModule('execution-ended')).handler);
     const pattern = executionEndedPattern(orchestratorArn);
     const deliveries = new Set<Promise<void>>();
     defaultBus.route = (event) => {
