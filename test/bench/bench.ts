@@ -3,14 +3,12 @@
  * model that answers at once, so what is left is the loop around the model. Prints a table.
  * Not part of the test run: numbers vary with the machine; targets are read, not asserted.
  */
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { build } from 'esbuild';
-import { esbuildOptionsOf } from '../../lib/bundling.js';
 import { toWire } from '../../functions/adapters/model/anthropic.js';
 import { ScriptedModel, type ScriptedTurn } from '../../functions/adapters/model/scripted.js';
 import { runAgentLoop } from '../../functions/core/steps/loop.js';
@@ -27,7 +25,7 @@ import { memoryReport } from './memory.js';
 import { IterationProfile, inferenceStarts, phasesOf, requestKinds } from './iteration.js';
 import { requestsReport } from './requests.js';
 import { measureStartup, startupReport } from './startup.js';
-import { measureTraces, tracesReport } from './traces.js';
+import { measureBundles, measureTraces, tracesReport } from './traces.js';
 import { row } from './table.js';
 
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
@@ -179,33 +177,6 @@ async function cacheShare(steps: number) {
   return { shares, requests: model.requests.length, tokens };
 }
 
-async function bundles() {
-  const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
-  const results: { name: string; bytes: number; loadMs: number }[] = [];
-  // The default (Anthropic) deployment's seven functions, then the inference entry a Bedrock
-  // deployment builds in its place (lib/stepwise-stack.ts), on a line of its own.
-  for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'execution-ended', 'stream', 'inference-bedrock']) {
-    const file = join(out, `${name}.mjs`);
-    await build({ ...esbuildOptionsOf(name), outfile: file, logLevel: 'silent' });
-    const env = { ...process.env, STEPWISE_TABLE: 't', STEPWISE_BUCKET: 'b', STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x', STEPWISE_DEAD_LETTER_URL: 'https://sqs/x', AWS_REGION: 'us-east-1' };
-    const times: number[] = [];
-    for (let i = 0; i < 10; i++) {
-      const started = performance.now();
-      // The stream function's module streamifies its handler when it loads, on the runtime's global.
-      const runtime = 'globalThis.awslambda = { streamifyResponse: (h) => h, HttpResponseStream: { from: (s) => s } };';
-      spawnSync(process.execPath, ['--input-type=module', '-e', `${runtime} await import(${JSON.stringify(file)})`], { env, stdio: 'ignore' });
-      times.push(performance.now() - started);
-    }
-    const baseline: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const started = performance.now();
-      spawnSync(process.execPath, ['-e', '0'], { stdio: 'ignore' });
-      baseline.push(performance.now() - started);
-    }
-    results.push({ name, bytes: statSync(file).size, loadMs: median(times) - median(baseline) });
-  }
-  return results;
-}
 
 // `npm run bench -- [iterations] [--loop]`: `--loop` prints only the agent-loop measures (about a
 // minute), for trying a change to the loop; without it, everything.
@@ -317,7 +288,7 @@ console.log(`\n${await memoryReport()}`);
 console.log('\n## Lambda bundles\n');
 console.log(row(['function', 'bundle', 'cold module load (median of 10, minus bare node)']));
 console.log(row(['---', '---', '---']));
-for (const b of await bundles()) {
+for (const b of await measureBundles({ traced: false, runs: 10 })) {
   const name = b.name === 'inference-bedrock' ? 'inference (Bedrock deployment)' : b.name;
   console.log(row([name, `${(b.bytes / 1024).toFixed(0)} KiB`, `${b.loadMs.toFixed(0)} ms`]));
 }

@@ -67,16 +67,22 @@ export async function measureTraces(steps = 300): Promise<TraceFigures> {
       const out = spawnSync(process.execPath, ['--input-type=module', '-e', load], { cwd: fileURLToPath(new URL('../../', import.meta.url)), encoding: 'utf8' });
       sdkLoadMs.push(Number(out.stdout.trim()));
     }
-    return { steps, untracedMs, describedMs, tracedMs, sdkLoadMs, bundles: await bundles() };
+    return { steps, untracedMs, describedMs, tracedMs, sdkLoadMs, bundles: await measureBundles({ traced: true, runs: 7 }) };
   } finally {
     await receiver.close();
   }
 }
 
-/** Every function's bundle as deployed, and its cold module load with an OTLP endpoint set (the SDK itself loads at the first flush). */
-async function bundles(): Promise<TraceFigures['bundles']> {
-  const out = mkdtempSync(join(tmpdir(), 'stepwise-trace-bundles-'));
+/**
+ * Every function's bundle as deployed, and its cold module load: the median of `runs` fresh
+ * processes importing it, minus a bare node's start. With `traced`, an OTLP endpoint is set (the
+ * SDK itself loads at the first flush, not here).
+ */
+export async function measureBundles(options: { traced: boolean; runs: number }): Promise<TraceFigures['bundles']> {
+  const out = mkdtempSync(join(tmpdir(), 'stepwise-bundles-'));
   const results: TraceFigures['bundles'] = [];
+  // The default (Anthropic) deployment's seven functions, then the inference entry a Bedrock
+  // deployment builds in its place (lib/stepwise-stack.ts).
   for (const name of ['inference', 'tool', 'approval', 'api', 'run-requested', 'execution-ended', 'stream', 'inference-bedrock']) {
     const file = join(out, `${name}.mjs`);
     await build({ ...esbuildOptionsOf(name), outfile: file, logLevel: 'silent' });
@@ -87,11 +93,12 @@ async function bundles(): Promise<TraceFigures['bundles']> {
       STEPWISE_ORCHESTRATOR_ARN: 'arn:aws:states:us-east-1:1:stateMachine:x',
       STEPWISE_DEAD_LETTER_URL: 'https://sqs/x',
       AWS_REGION: 'us-east-1',
-      OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces',
+      ...(options.traced ? { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://127.0.0.1:4318/v1/traces' } : {}),
     };
+    // The stream function's module streamifies its handler when it loads, on the runtime's global.
     const runtime = 'globalThis.awslambda = { streamifyResponse: (h) => h, HttpResponseStream: { from: (s) => s } };';
     const times: number[] = [];
-    for (let i = 0; i < 7; i++) {
+    for (let i = 0; i < options.runs; i++) {
       const started = performance.now();
       spawnSync(process.execPath, ['--input-type=module', '-e', `${runtime} await import(${JSON.stringify(file)})`], { env, stdio: 'ignore' });
       times.push(performance.now() - started);
