@@ -4,7 +4,7 @@
  * completion events, and the runs this function marks failed; docs/traces.md).
  */
 import { type ExecutionEndedOutcome, markEndedRun } from '../core/runs/execution-ended.js';
-import { endedRunOf, traceEndedRun } from '../core/traces/run-ended.js';
+import { endedRunOf, traceEndedDescendants, traceEndedRun } from '../core/traces/run-ended.js';
 import { metricNames } from '../core/telemetry/metrics.js';
 import { count, dimensions, instrumented, logger } from '../adapters/aws/telemetry.js';
 import { wire } from '../wiring/wire.js';
@@ -37,6 +37,10 @@ async function handle(event: unknown): Promise<ExecutionEndedOutcome | { traced:
     await traceEndedRun(outcome.runId, wiring);
   } else {
     logger.info('Execution end needs no change', { reason: outcome.reason });
+    // A run that ended through its own states had its children that still ran marked failed just
+    // now: their spans are described now (the run's own went with its completion event).
+    const run = outcome.runId ? await wiring.runs.get(outcome.runId) : undefined;
+    if (run?.trace?.sampled && wiring.traces.tracer.enabled) await traceEndedDescendants(run, wiring);
   }
   return outcome;
 }

@@ -27,6 +27,7 @@ import { BudgetExceeded } from '../../functions/core/budgets/types.js';
 import { conversationIdOf } from '../../functions/core/conversation/conversation.js';
 import { agentSpanId, chatSpanId, toolSpanId } from '../../functions/core/traces/context.js';
 import type { SpanRecord } from '../../functions/core/traces/types.js';
+import { traceEndedRun } from '../../functions/core/traces/run-ended.js';
 import { RecordingStarter } from '../support/api.js';
 import { MemoryAgentDefinitionStore, newRun } from '../support/memory.js';
 import { marked, memoryCore, say, use } from '../support/agents.js';
@@ -445,7 +446,9 @@ describe('the tool step of a call of an agent', () => {
     // Made again (a retried step), the child names the same span.
     expect((await w.start('parent', 'toolu_1', 'agent_helper', { goal: 'Add 2 and 3.' })) && w.record(childId)?.trace).toEqual(child);
     await w.step(childId, 'helper', answers('5'), deps);
-    await toolStep(w.call('parent', 'lead', turn.seq, 'toolu_1'), deps);
+    // The tool step answers a minute after the child was made: the call's span holds the child's.
+    await toolStep(w.call('parent', 'lead', turn.seq, 'toolu_1'), { ...deps, clock: () => new Date('2026-01-01T00:01:00.000Z') });
+    expect(spans.find((s) => s.spanId === callSpan)?.startTime.toISOString()).toBe(w.record(childId)?.createdAt);
     expect(spans.map((s) => [s.name, s.traceId, s.spanId, s.parentSpanId])).toEqual([
       ['chat claude-sonnet-4-5', trace.traceId, chatSpanId(trace, 'parent', 'lead', 0), agentSpanId(trace, 'parent', 'lead')],
       ['chat claude-sonnet-4-5', trace.traceId, chatSpanId(child!, childId, 'helper', 0), agentSpanId(child!, childId, 'helper')],
@@ -453,6 +456,35 @@ describe('the tool step of a call of an agent', () => {
       ['invoke_agent helper', trace.traceId, agentSpanId(child!, childId, 'helper'), child!.spanId],
       ['invoke_workflow helper', trace.traceId, child!.spanId, callSpan],
     ]);
+  });
+
+  it('sends the spans of ended children whose calls were never answered with the parent\'s, when the parent did not succeed', async () => {
+    const w = await world();
+    const trace = { traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7', sampled: true };
+    Object.assign(w.record('parent') as Run, { trace });
+    const spans: SpanRecord[] = [];
+    const traces = { tracer: { enabled: true, captureContent: false, emit: (span: SpanRecord) => void spans.push(span), flush: async () => undefined }, provider: 'anthropic' };
+    await w.step('parent', 'lead', calls(['toolu_1', 'agent_helper', { goal: 'Add 2 and 3.' }]), { ...w.deps, traces });
+    const childId = childRunIdOf('parent', 'toolu_1');
+    await w.step(childId, 'helper', answers('5'), { ...w.deps, traces });
+    const ended = { runs: w.runs, conversations: w.conversations, traces };
+    // The parent is cancelled while its call waits: the child, cancelled with it, was never collected.
+    await w.runs.finish(childId, { status: 'cancelled', phase: 'cancelled' });
+    await w.runs.finish('parent', { status: 'cancelled', phase: 'cancelled' });
+    spans.length = 0;
+    await traceEndedRun('parent', ended);
+    const child = w.record(childId)?.trace;
+    expect(spans.map((s) => [s.name, s.spanId, s.parentSpanId])).toEqual([
+      ['invoke_agent lead', agentSpanId(trace, 'parent', 'lead'), trace.spanId],
+      ['invoke_workflow lead', trace.spanId, undefined],
+      ['invoke_agent helper', agentSpanId(child!, childId, 'helper'), child!.spanId],
+      ['invoke_workflow helper', child!.spanId, toolSpanId(trace, 'parent', 'toolu_1')],
+    ]);
+    // A parent that succeeded had every call answered, and each answer sent its child's spans.
+    Object.assign(w.record('parent') as Run, { status: 'succeeded' });
+    spans.length = 0;
+    await traceEndedRun('parent', ended);
+    expect(spans.map((s) => s.name)).toEqual(['invoke_agent lead', 'invoke_workflow lead']);
   });
 
   it('answers with the child\'s output as JSON when its agent has an output schema', async () => {

@@ -69,6 +69,8 @@ export const tracesToolFeature: ToolFeature = {
     const trace = await runTrace(input.runId, deps.runs);
     if (!trace?.sampled) return;
     const type = outcome.from?.kind === 'external' ? 'extension' : 'function';
+    // A call of an agent: its child run began at the step that made it, and has ended by now.
+    const child = outcome.from?.kind === 'agent' ? await quietly(() => deps.runs?.get(childRunIdOf(input.runId, outcome.call.id))) : undefined;
     traces.tracer.emit(
       toolSpan(
         trace,
@@ -78,7 +80,8 @@ export const tracesToolFeature: ToolFeature = {
           toolUseId: outcome.call.id,
           tool: outcome.call.name,
           type,
-          startTime,
+          // The call's span holds its child's: it began when the child was made.
+          startTime: child && Date.parse(child.createdAt) < startTime.getTime() ? new Date(child.createdAt) : startTime,
           endTime: (deps.clock ?? (() => new Date()))(),
           isError: outcome.result.is_error === true,
           output: outcome.result.content,
@@ -87,11 +90,21 @@ export const tracesToolFeature: ToolFeature = {
         traces.tracer.captureContent,
       ),
     );
-    // A call of an agent answers once its child run has ended: the child's own run and agent
-    // spans go now, under this call's span (no completion event is sent for a child run).
-    if (outcome.from?.kind === 'agent') {
-      const child = await deps.runs.get(childRunIdOf(input.runId, outcome.call.id));
-      if (child?.trace?.sampled && child.status !== 'running') for (const span of await endedRunSpans(child, { conversations: deps.conversations, traces })) traces.tracer.emit(span);
+    // The child's own run and agent spans go now, under this call's span (no completion event is
+    // sent for a child run).
+    if (child?.trace?.sampled && child.status !== 'running') {
+      const spans = await quietly(() => endedRunSpans(child, { conversations: deps.conversations, traces }));
+      for (const span of spans ?? []) traces.tracer.emit(span);
     }
   },
 };
+
+/** What `read` answers, or undefined when it fails: describing spans never fails a step (the failure is logged). */
+async function quietly<T>(read: () => Promise<T> | undefined): Promise<T | undefined> {
+  try {
+    return await read();
+  } catch (error) {
+    console.warn(JSON.stringify({ level: 'warn', message: 'Spans of a child run not described', error: error instanceof Error ? `${error.name}: ${error.message}` : String(error) }));
+    return undefined;
+  }
+}

@@ -40,14 +40,40 @@ export interface RunEndedDeps {
   traces: TraceSettings;
 }
 
-/** Describes and emits the ended run's spans; none for a run still running, untraced or unsampled. Answers how many. */
+/**
+ * Describes and emits the ended run's spans; none for a run still running, untraced or unsampled.
+ * A run that did not succeed may have ended with calls of agents unanswered, whose tool steps
+ * would have sent their children's spans: its ended descendants' go with it. Answers how many.
+ */
 export async function traceEndedRun(runId: string, deps: RunEndedDeps): Promise<number> {
   if (!deps.traces.tracer.enabled) return 0;
   const run = await deps.runs.get(runId);
   if (!run?.trace?.sampled || run.status === 'running') return 0;
   const spans = await endedRunSpans(run, deps);
   for (const span of spans) deps.traces.tracer.emit(span);
-  return spans.length;
+  return spans.length + (run.status === 'succeeded' ? 0 : await traceEndedDescendants(run, deps));
+}
+
+/**
+ * Emits the spans of a run's children that have ended, and of theirs, at any depth; a child still
+ * running is left to whatever ends it. A child whose call was answered sends its spans again, with
+ * the same ids. Answers how many.
+ */
+export async function traceEndedDescendants(run: Run, deps: RunEndedDeps): Promise<number> {
+  let sent = 0;
+  const seen = new Set([run.runId]);
+  const queue = Object.values(run.children ?? {}).map((child) => child.runId);
+  for (let runId = queue.shift(); runId !== undefined; runId = queue.shift()) {
+    if (seen.has(runId)) continue;
+    seen.add(runId);
+    const child = await deps.runs.get(runId);
+    if (!child?.trace?.sampled || child.status === 'running') continue;
+    const spans = await endedRunSpans(child, deps);
+    for (const span of spans) deps.traces.tracer.emit(span);
+    sent += spans.length;
+    queue.push(...Object.values(child.children ?? {}).map((grandchild) => grandchild.runId));
+  }
+  return sent;
 }
 
 /** The run's span and its agents' spans (the agents that answered at least once). */
