@@ -11,6 +11,7 @@ import * as z from 'zod';
 import { conversationIdOf } from '../conversation/conversation.js';
 import { eventSource, runCancelledDetailType, runFailedDetailType, runSucceededDetailType } from '../runs/events.js';
 import type { ConversationStore } from '../conversation/types.js';
+import { descendantsOf } from '../runs/descendants.js';
 import { placesOf, type Run, type RunStore } from '../runs/types.js';
 import { agentSpan, runSpan } from './spans.js';
 import type { SpanRecord, TraceSettings } from './types.js';
@@ -55,23 +56,17 @@ export async function traceEndedRun(runId: string, deps: RunEndedDeps): Promise<
 }
 
 /**
- * Emits the spans of a run's children that have ended, and of theirs, at any depth; a child still
- * running is left to whatever ends it. A child whose call was answered sends its spans again, with
- * the same ids. Answers how many.
+ * Emits the spans of a run's descendants that have ended, at any depth; one still running is left
+ * to whatever ends it. A child whose call was answered sends its spans again, with the same ids.
+ * Answers how many.
  */
 export async function traceEndedDescendants(run: Run, deps: RunEndedDeps): Promise<number> {
   let sent = 0;
-  const seen = new Set([run.runId]);
-  const queue = Object.values(run.children ?? {}).map((child) => child.runId);
-  for (let runId = queue.shift(); runId !== undefined; runId = queue.shift()) {
-    if (seen.has(runId)) continue;
-    seen.add(runId);
-    const child = await deps.runs.get(runId);
-    if (!child?.trace?.sampled || child.status === 'running') continue;
-    const spans = await endedRunSpans(child, deps);
+  for await (const { record } of descendantsOf(run, deps.runs)) {
+    if (!record?.trace?.sampled || record.status === 'running') continue;
+    const spans = await endedRunSpans(record, deps);
     for (const span of spans) deps.traces.tracer.emit(span);
     sent += spans.length;
-    queue.push(...Object.values(child.children ?? {}).map((grandchild) => grandchild.runId));
   }
   return sent;
 }
