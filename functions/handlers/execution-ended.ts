@@ -39,8 +39,8 @@ async function handle(event: unknown): Promise<ExecutionEndedOutcome | { traced:
     logger.info('Execution end needs no change', { reason: outcome.reason });
     // A run that ended through its own states had its children that still ran marked failed just
     // now: their spans are described now (the run's own went with its completion event).
-    const run = outcome.runId ? await wiring.runs.get(outcome.runId) : undefined;
-    if (run?.trace?.sampled && wiring.traces.tracer.enabled) await traceEndedDescendants(run, wiring);
+    const run = outcome.runId && wiring.traces.tracer.enabled ? await wiring.runs.get(outcome.runId) : undefined;
+    if (run?.trace?.sampled) await traceEndedDescendants(run, wiring);
   }
   return outcome;
 }
