@@ -88,14 +88,14 @@ export interface LocalStack {
   close(): Promise<void>;
 }
 
+/** How many stacks this process has started. */
+let stacksStarted = 0;
+
 /**
  * Starts the stack. The API's port and the data folder are taken before anything slow starts,
  * so a busy port (`PortInUse`) or a data folder in use (`DataDirInUse`) is reported at once;
  * until the stack is ready the API answers 503. Whatever started is stopped again on failure.
  */
-/** How many stacks this process has started. */
-let stacksStarted = 0;
-
 export async function startLocalStack(options: LocalStackOptions = {}): Promise<LocalStack> {
   let app: { fetch(request: Request): Response | Promise<Response> } | undefined;
   const around = options.aroundApi ?? (<T>(work: () => T) => work());
